@@ -1,0 +1,210 @@
+#pragma once
+// UOp: the one IR node, immutable and hash-consed. Building the same (op, dtype, src, arg)
+// twice returns the same node, so node identity is pointer equality. Nodes are reference
+// counted and freed (iteratively, so long chains cannot overflow the stack) when the last
+// UOpPtr to them goes away; interning is thread-safe.
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tg/ir/dtype.hpp"
+#include "tg/ir/ops.hpp"
+
+namespace tg {
+
+class UOp;
+
+// Strong, intrusive reference to an interned node. Equality is identity.
+class UOpPtr {
+public:
+  UOpPtr() noexcept = default;
+  UOpPtr(std::nullptr_t) noexcept {}
+  explicit UOpPtr(const UOp* p) noexcept; // takes a new reference
+  UOpPtr(const UOpPtr& o) noexcept;
+  UOpPtr(UOpPtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  UOpPtr& operator=(const UOpPtr& o) noexcept;
+  UOpPtr& operator=(UOpPtr&& o) noexcept;
+  ~UOpPtr();
+
+  const UOp* get() const noexcept { return p_; }
+  const UOp* operator->() const noexcept { return p_; }
+  const UOp& operator*() const noexcept { return *p_; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  bool operator==(const UOpPtr& o) const noexcept { return p_ == o.p_; }
+  bool operator==(std::nullptr_t) const noexcept { return p_ == nullptr; }
+
+private:
+  friend class UOp;
+  friend struct UOpTable;
+  struct Adopt {};
+  UOpPtr(const UOp* p, Adopt) noexcept : p_(p) {} // takes over an existing reference
+  const UOp* p_ = nullptr;
+};
+
+using Shape = std::vector<int64_t>;
+
+// Kinds of loop a RANGE stands for (used by the kernel optimizer).
+enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
+std::string_view axis_type_name(AxisType t);
+
+struct RangeArg { // RANGE: which axis of the kernel, and its kind
+  int64_t id = 0;
+  AxisType type = AxisType::Loop;
+  bool operator==(const RangeArg&) const = default;
+};
+struct VarArg { // DEFINE_VAR: a named integer variable with inclusive bounds
+  std::string name;
+  int64_t min = 0, max = 0;
+  bool operator==(const VarArg&) const = default;
+};
+struct ReduceArg { // REDUCE: the combining op (ADD, MUL, MAX) and, at tensor level, the axes
+  Ops op = Ops::ADD;
+  std::vector<int64_t> axes;
+  bool operator==(const ReduceArg&) const = default;
+};
+using PadArg = std::vector<std::pair<int64_t, int64_t>>; // PAD (before, after), SHRINK (begin, end)
+
+// The typed argument of a node. CONST holds its value as bool, int64_t or double.
+using Arg = std::variant<std::monostate, bool, int64_t, double, std::string, Ops, RangeArg, VarArg,
+                         ReduceArg, Shape, PadArg>;
+bool arg_equal(const Arg& a, const Arg& b); // bitwise for doubles, so NaN constants intern
+size_t arg_hash(const Arg& a);
+std::string arg_to_string(const Arg& a);
+
+class UOp {
+public:
+  const Ops op;
+  const DType dtype;
+  const std::vector<UOpPtr> src;
+  const Arg arg;
+
+  // The one way to build a node: returns the interned node for (op, dtype, src, arg).
+  // With SPEC=1 (or spec checking enabled in code) a node the spec forbids raises SpecError.
+  static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
+
+  // Convenience constructors.
+  static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
+  static UOpPtr variable(const std::string& name, int64_t min, int64_t max,
+                         DType dtype = dtypes::index);
+  static UOpPtr range(const UOpPtr& end, int64_t id, AxisType type = AxisType::Loop);
+  static UOpPtr sink(std::vector<UOpPtr> srcs);
+
+  UOpPtr ptr() const { return UOpPtr(this); } // a new strong reference to this node
+  UOpPtr replace_src(std::vector<UOpPtr> new_src) const;
+  UOpPtr with_dtype(DType d) const;
+
+  // Expression building (dtype rules of tinygrad: comparisons give bool, WHERE takes the
+  // dtype of its branches, everything else keeps the dtype of the first source).
+  UOpPtr alu(Ops op, std::initializer_list<UOpPtr> others = {}) const;
+  UOpPtr const_like(ConstValue v) const; // a CONST of this node's dtype
+  UOpPtr cast(DType d) const;
+  UOpPtr bitcast(DType d) const;
+  UOpPtr lt(const UOpPtr& o) const { return alu(Ops::CMPLT, {o}); }
+  UOpPtr ne(const UOpPtr& o) const { return alu(Ops::CMPNE, {o}); }
+  UOpPtr eq(const UOpPtr& o) const { return alu(Ops::CMPEQ, {o}); }
+  UOpPtr maximum(const UOpPtr& o) const { return alu(Ops::MAX, {o}); }
+  UOpPtr where(const UOpPtr& a, const UOpPtr& b) const { return alu(Ops::WHERE, {a, b}); }
+  UOpPtr logical_not() const; // x != true
+
+  // Constants.
+  bool is_const() const { return op == Ops::CONST; }
+  ConstValue const_value() const;      // requires op == CONST
+  bool is_const_value(double v) const; // CONST whose value equals v numerically
+
+  // Derived properties, computed once.
+  size_t hash() const { return hash_; }
+  const ConstValue& vmin() const { return vmin_; } // value range (interval analysis)
+  const ConstValue& vmax() const { return vmax_; }
+  int64_t ivmin() const { return as_int(vmin_); }
+  int64_t ivmax() const { return as_int(vmax_); }
+  // Tensor-level shape (buffers, movement, elementwise and reduce over them); nullopt for
+  // kernel-level nodes. A shape mismatch between sources raises tg::Error at make().
+  const std::optional<Shape>& shape() const { return *shape_; }
+  const std::shared_ptr<const std::optional<Shape>>& shape_ptr() const { return shape_; }
+  // Every node reachable from this one, sources before users, this node last.
+  const std::vector<const UOp*>& toposort() const;
+  // Every node reachable from this one, this node excluded.
+  const std::unordered_set<const UOp*>& backward_slice() const;
+
+  // Debugging: one-line form of this node (see tg/ir/print.hpp for whole graphs).
+  std::string str() const;
+
+  static size_t live_count(); // nodes alive now, process-wide
+
+  UOp(const UOp&) = delete;
+  UOp& operator=(const UOp&) = delete;
+
+private:
+  friend class UOpPtr;
+  friend struct UOpTable;
+  UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
+  ~UOp();
+  void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() const noexcept;
+  bool try_retain() const noexcept; // fails on a node whose last reference is being dropped
+
+  size_t hash_;
+  mutable std::atomic<int64_t> refs_{0};
+  mutable UOp* next_in_table_ = nullptr; // chain of the node table's bucket, under its lock
+  ConstValue vmin_, vmax_;
+  std::shared_ptr<const std::optional<Shape>> shape_;
+  mutable std::once_flag topo_once_, slice_once_;
+  mutable std::unique_ptr<std::vector<const UOp*>> topo_;
+  mutable std::unique_ptr<std::unordered_set<const UOp*>> slice_;
+};
+
+inline UOpPtr::UOpPtr(const UOp* p) noexcept : p_(p) {
+  if (p_) p_->retain();
+}
+inline UOpPtr::UOpPtr(const UOpPtr& o) noexcept : p_(o.p_) {
+  if (p_) p_->retain();
+}
+inline UOpPtr& UOpPtr::operator=(const UOpPtr& o) noexcept {
+  if (o.p_) o.p_->retain();
+  if (p_) p_->release();
+  p_ = o.p_;
+  return *this;
+}
+inline UOpPtr& UOpPtr::operator=(UOpPtr&& o) noexcept {
+  if (this != &o) {
+    if (p_) p_->release();
+    p_ = std::exchange(o.p_, nullptr);
+  }
+  return *this;
+}
+inline UOpPtr::~UOpPtr() {
+  if (p_) p_->release();
+}
+
+// Arithmetic on nodes builds nodes. `/` is IDIV on integers (C truncation, as tinygrad's
+// IDIV) and FDIV on floats; `%` is MOD (C remainder). Scalars become constants of x's dtype.
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator/(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator%(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a); // NEG
+UOpPtr operator+(const UOpPtr& a, int64_t b);
+UOpPtr operator-(const UOpPtr& a, int64_t b);
+UOpPtr operator*(const UOpPtr& a, int64_t b);
+UOpPtr operator/(const UOpPtr& a, int64_t b);
+UOpPtr operator%(const UOpPtr& a, int64_t b);
+UOpPtr operator+(int64_t a, const UOpPtr& b);
+UOpPtr operator*(int64_t a, const UOpPtr& b);
+
+} // namespace tg
+
+template <> struct std::hash<tg::UOpPtr> {
+  size_t operator()(const tg::UOpPtr& u) const noexcept {
+    return std::hash<const void*>()(u.get());
+  }
+};

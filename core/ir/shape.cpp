@@ -1,0 +1,148 @@
+// Shapes of tensor-level nodes. Kernel-level nodes (no shaped source) have none, and share
+// one empty result so that they cost no allocation.
+#include "ir/shape.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tg/error.hpp"
+
+namespace tg {
+
+namespace {
+
+using ShapePtr = std::shared_ptr<const std::optional<Shape>>;
+
+const ShapePtr& no_shape() {
+  static const ShapePtr none = std::make_shared<const std::optional<Shape>>();
+  return none;
+}
+ShapePtr of(Shape s) { return std::make_shared<const std::optional<Shape>>(std::move(s)); }
+
+int64_t prod(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+}
+
+[[noreturn]] void fail(Ops op, const std::string& why) {
+  throw Error(std::string(op_name(op)) + ": " + why);
+}
+
+template <class T> const T& arg_as(Ops op, const Arg& arg, const char* what) {
+  if (const T* v = std::get_if<T>(&arg)) return *v;
+  fail(op, std::string("arg must be ") + what + ", got " + arg_to_string(arg));
+}
+
+const Shape& src_shape(Ops op, const std::vector<UOpPtr>& src) {
+  if (src.empty() || !src[0]->shape()) fail(op, "source has no shape (not a tensor-level node)");
+  return *src[0]->shape();
+}
+
+} // namespace
+
+std::string shape_str(const Shape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
+  switch (op) {
+  case Ops::BUFFER:
+    if (const auto* n = std::get_if<int64_t>(&arg)) return of({*n});
+    return no_shape();
+  case Ops::CONST: // a tensor-level constant lives on a device and is a 0-d tensor
+    return (!src.empty() && src[0]->op == Ops::DEVICE) ? of({}) : no_shape();
+  case Ops::RESHAPE: {
+    const Shape& in = src_shape(op, src);
+    const Shape& out = arg_as<Shape>(op, arg, "the new shape");
+    if (std::any_of(out.begin(), out.end(), [](int64_t d) { return d < 0; }))
+      fail(op, "negative dimension in " + shape_str(out));
+    if (prod(in) != prod(out))
+      fail(op, "cannot reshape " + shape_str(in) + " (" + std::to_string(prod(in)) +
+                   " elements) to " + shape_str(out) + " (" + std::to_string(prod(out)) +
+                   " elements)");
+    return of(out);
+  }
+  case Ops::EXPAND: {
+    const Shape& in = src_shape(op, src);
+    const Shape& out = arg_as<Shape>(op, arg, "the new shape");
+    bool ok = in.size() == out.size();
+    for (size_t i = 0; ok && i < in.size(); ++i) ok = in[i] == out[i] || in[i] == 1;
+    if (!ok) fail(op, "cannot expand " + shape_str(in) + " to " + shape_str(out));
+    return of(out);
+  }
+  case Ops::PERMUTE: {
+    const Shape& in = src_shape(op, src);
+    const Shape& perm = arg_as<Shape>(op, arg, "a permutation");
+    Shape sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = perm.size() == in.size();
+    for (size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int64_t>(i);
+    if (!ok) fail(op, shape_str(perm) + " is not a permutation of the axes of " + shape_str(in));
+    Shape out(in.size());
+    for (size_t i = 0; i < perm.size(); ++i) out[i] = in[static_cast<size_t>(perm[i])];
+    return of(out);
+  }
+  case Ops::PAD:
+  case Ops::SHRINK: {
+    const Shape& in = src_shape(op, src);
+    const PadArg& p = arg_as<PadArg>(op, arg, "one (before, after) pair per axis");
+    if (p.size() != in.size())
+      fail(op, std::to_string(p.size()) + " pairs for the " + std::to_string(in.size()) +
+                   " axes of " + shape_str(in));
+    Shape out(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      auto [a, b] = p[i];
+      if (op == Ops::PAD) {
+        if (a < 0 || b < 0) fail(op, "negative padding on axis " + std::to_string(i));
+        out[i] = in[i] + a + b;
+      } else {
+        if (a < 0 || a > b || b > in[i])
+          fail(op, "range [" + std::to_string(a) + ", " + std::to_string(b) + ") of axis " +
+                       std::to_string(i) + " is outside 0.." + std::to_string(in[i]) + " of " +
+                       shape_str(in));
+        out[i] = b - a;
+      }
+    }
+    return of(out);
+  }
+  case Ops::FLIP: {
+    const Shape& in = src_shape(op, src);
+    const Shape& flags = arg_as<Shape>(op, arg, "one 0/1 flag per axis");
+    if (flags.size() != in.size())
+      fail(op, std::to_string(flags.size()) + " flags for the " + std::to_string(in.size()) +
+                   " axes of " + shape_str(in));
+    return src[0]->shape_ptr();
+  }
+  case Ops::REDUCE: {
+    const auto* r = std::get_if<ReduceArg>(&arg);
+    if (r == nullptr || r->axes.empty() || src.empty() || !src[0]->shape()) return no_shape();
+    Shape out = *src[0]->shape();
+    for (int64_t ax : r->axes) {
+      if (ax < 0 || ax >= static_cast<int64_t>(out.size()))
+        fail(op, "axis " + std::to_string(ax) + " out of range for " + shape_str(out));
+      out[static_cast<size_t>(ax)] = 1;
+    }
+    return of(out);
+  }
+  default:
+    break;
+  }
+  // Elementwise and pass-through ops: every shaped source must agree.
+  if (!(GroupOp::ALU.contains(op) || op == Ops::CAST || op == Ops::BITCAST ||
+        op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::COPY || op == Ops::ASSIGN))
+    return no_shape();
+  const UOp* first = nullptr;
+  for (const UOpPtr& s : src) {
+    if (!s->shape()) continue;
+    if (first == nullptr)
+      first = s.get();
+    else if (*s->shape() != *first->shape())
+      fail(op, "sources have different shapes " + shape_str(*first->shape()) + " and " +
+                   shape_str(*s->shape()) + "; broadcast them to one shape first");
+  }
+  // Share the source's shape object: elementwise chains allocate no shapes.
+  return first == nullptr ? no_shape() : first->shape_ptr();
+}
+
+} // namespace tg

@@ -1,0 +1,357 @@
+// UOp interning and lifetime.
+//
+// The node table is sharded by hash, each shard a multimap from hash to node under its own
+// mutex, so that parallel compile threads rarely contend. A node whose count drops to zero
+// is removed from the table by the thread that dropped it; a concurrent lookup that finds it
+// first sees a zero count (try_retain fails), replaces the table entry with a fresh node, and
+// the dying node then finds no entry of its own to remove. Destruction is iterative: freeing
+// a node queues its sources instead of recursing, so dropping a chain of millions of nodes
+// uses constant stack.
+#include <array>
+#include <cstring>
+
+#include "ir/minmax.hpp"
+#include "ir/shape.hpp"
+#include "tg/error.hpp"
+#include "tg/ir/spec.hpp"
+#include "tg/ir/uop.hpp"
+
+namespace tg {
+
+namespace {
+
+std::atomic<size_t> g_live_nodes{0};
+
+inline size_t mix(size_t h, size_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+size_t node_hash(Ops op, DType dtype, const std::vector<UOpPtr>& src, const Arg& arg) {
+  size_t h = mix(static_cast<size_t>(op), dtype.hash());
+  for (const UOpPtr& s : src) h = mix(h, std::hash<const void*>()(s.get()));
+  return mix(h, arg_hash(arg));
+}
+
+bool same_content(const UOp& u, Ops op, DType dtype, const std::vector<UOpPtr>& src,
+                  const Arg& arg) {
+  return u.op == op && u.dtype == dtype && u.src == src && arg_equal(u.arg, arg);
+}
+
+} // namespace
+
+struct UOpTable {
+  // Each shard is a chained hash table whose chains run through the nodes themselves
+  // (UOp::next_in_table_), so interning allocates nothing but the node.
+  static constexpr size_t kShards = 64;
+  struct Shard {
+    std::mutex mu;
+    std::vector<UOp*> buckets = std::vector<UOp*>(1024, nullptr);
+    size_t count = 0;
+
+    UOp*& head(size_t hash) { return buckets[(hash >> 6) & (buckets.size() - 1)]; }
+    void grow() {
+      std::vector<UOp*> old(buckets.size() * 2, nullptr);
+      old.swap(buckets);
+      for (UOp* chain : old)
+        while (chain) {
+          UOp* next = chain->next_in_table_;
+          UOp*& h = head(chain->hash_);
+          chain->next_in_table_ = h;
+          h = chain;
+          chain = next;
+        }
+    }
+    // Unlinks `u` if it is still in its chain (a racing lookup may have unlinked it).
+    void unlink(const UOp* u) {
+      for (UOp** p = &head(u->hash_); *p; p = &(*p)->next_in_table_)
+        if (*p == u) {
+          *p = u->next_in_table_;
+          --count;
+          return;
+        }
+    }
+  };
+  std::array<Shard, kShards> shards;
+
+  Shard& shard(size_t hash) { return shards[hash % kShards]; }
+
+  // Never destroyed: nodes held by static objects may be released after main returns.
+  static UOpTable& get() {
+    static UOpTable* table = new UOpTable;
+    return *table;
+  }
+
+  static UOpPtr intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+    size_t h = node_hash(op, dtype, src, arg);
+    Shard& sh = get().shard(h);
+    std::lock_guard lock(sh.mu);
+    for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
+      if (n->hash_ != h || !same_content(*n, op, dtype, src, arg)) continue;
+      if (n->try_retain()) return UOpPtr(n, UOpPtr::Adopt{});
+      sh.unlink(n); // dying: its owner will find no entry and just free it
+      break;
+    }
+    // Built under the lock so no other thread can intern a twin meanwhile. A constructor
+    // that throws (a shape error) leaves the table untouched.
+    UOp* node = new UOp(op, dtype, std::move(src), std::move(arg), h);
+    node->refs_.store(1, std::memory_order_relaxed);
+    if (sh.count >= sh.buckets.size()) sh.grow();
+    UOp*& head = sh.head(h);
+    node->next_in_table_ = head;
+    head = node;
+    ++sh.count;
+    return UOpPtr(node, UOpPtr::Adopt{});
+  }
+
+  static void unlink(const UOp* u) {
+    Shard& sh = get().shard(u->hash());
+    std::lock_guard lock(sh.mu);
+    sh.unlink(u);
+  }
+
+  // Frees `u` and, through a worklist, every source whose last reference it held.
+  static void destroy(const UOp* u) {
+    thread_local std::vector<const UOp*> pending;
+    thread_local bool draining = false;
+    pending.push_back(u);
+    if (draining) return; // an outer call on this thread is draining the worklist
+    draining = true;
+    while (!pending.empty()) {
+      const UOp* n = pending.back();
+      pending.pop_back();
+      unlink(n);
+      delete n; // releasing its sources may push them onto `pending`
+    }
+    draining = false;
+  }
+};
+
+UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, size_t hash)
+    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash_(hash),
+      shape_(compute_shape(op, src, arg)) {
+  std::tie(vmin_, vmax_) = compute_vmin_vmax(op, dtype, src, arg);
+  g_live_nodes.fetch_add(1, std::memory_order_relaxed);
+}
+
+UOp::~UOp() { g_live_nodes.fetch_sub(1, std::memory_order_relaxed); }
+
+void UOp::release() const noexcept {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) UOpTable::destroy(this);
+}
+
+bool UOp::try_retain() const noexcept {
+  int64_t r = refs_.load(std::memory_order_relaxed);
+  while (r > 0)
+    if (refs_.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) return true;
+  return false;
+}
+
+size_t UOp::live_count() { return g_live_nodes.load(std::memory_order_relaxed); }
+
+UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+  for (size_t i = 0; i < src.size(); ++i)
+    if (!src[i])
+      throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
+                      std::to_string(i) + " is null");
+  UOpPtr u = UOpTable::intern(op, dtype, std::move(src), std::move(arg));
+  if (spec_checking()) verify_node(*u);
+  return u;
+}
+
+UOpPtr UOp::const_(DType dtype, ConstValue v) {
+  return make(Ops::CONST, dtype, {},
+              std::visit([](auto x) { return Arg(x); }, cast_const(v, dtype.base().scalar())));
+}
+
+UOpPtr UOp::variable(const std::string& name, int64_t min, int64_t max, DType dtype) {
+  if (min > max)
+    throw Error("variable '" + name + "': min " + std::to_string(min) + " > max " +
+                std::to_string(max));
+  return make(Ops::DEFINE_VAR, dtype, {}, VarArg{name, min, max});
+}
+
+UOpPtr UOp::range(const UOpPtr& end, int64_t id, AxisType type) {
+  return make(Ops::RANGE, end->dtype, {end}, RangeArg{id, type});
+}
+
+UOpPtr UOp::sink(std::vector<UOpPtr> srcs) {
+  return make(Ops::SINK, dtypes::void_, std::move(srcs));
+}
+
+UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const {
+  if (new_src == src) return ptr();
+  return make(op, dtype, std::move(new_src), arg);
+}
+
+UOpPtr UOp::with_dtype(DType d) const {
+  if (d == dtype) return ptr();
+  return make(op, d, src, arg);
+}
+
+UOpPtr UOp::alu(Ops alu_op, std::initializer_list<UOpPtr> others) const {
+  std::vector<UOpPtr> srcs{ptr()};
+  srcs.insert(srcs.end(), others.begin(), others.end());
+  DType out = dtype;
+  if (GroupOp::Comparison.contains(alu_op))
+    out = dtypes::bool_.vec(dtype.count);
+  else if (alu_op == Ops::WHERE) {
+    if (srcs.size() != 3) throw SpecError("WHERE needs a condition and two branches");
+    out = srcs[1]->dtype;
+  }
+  return make(alu_op, out, std::move(srcs));
+}
+
+UOpPtr UOp::const_like(ConstValue v) const { return const_(dtype, v); }
+
+UOpPtr UOp::cast(DType d) const {
+  if (d == dtype) return ptr();
+  return make(Ops::CAST, d, {ptr()});
+}
+
+UOpPtr UOp::bitcast(DType d) const {
+  if (d == dtype) return ptr();
+  return make(Ops::BITCAST, d, {ptr()});
+}
+
+UOpPtr UOp::logical_not() const { return ne(const_like(true)); }
+
+ConstValue UOp::const_value() const {
+  if (op != Ops::CONST) throw Error("const_value() on a " + std::string(op_name(op)) + " node");
+  return std::visit(
+      [](const auto& x) -> ConstValue {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, double>)
+          return x;
+        else
+          throw Error("CONST node without a numeric arg");
+      },
+      arg);
+}
+
+bool UOp::is_const_value(double v) const {
+  if (op != Ops::CONST) return false;
+  if (const auto* i = std::get_if<int64_t>(&arg)) return static_cast<double>(*i) == v;
+  if (const auto* d = std::get_if<double>(&arg)) return *d == v;
+  if (const auto* b = std::get_if<bool>(&arg)) return (*b ? 1.0 : 0.0) == v;
+  return false;
+}
+
+const std::vector<const UOp*>& UOp::toposort() const {
+  std::call_once(topo_once_, [this] {
+    auto order = std::make_unique<std::vector<const UOp*>>();
+    std::unordered_set<const UOp*> seen;
+    // Iterative post-order DFS: (node, index of the next source to visit).
+    std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
+    seen.insert(this);
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (i < n->src.size()) {
+        const UOp* s = n->src[i++].get();
+        if (seen.insert(s).second) stack.emplace_back(s, 0);
+      } else {
+        order->push_back(n);
+        stack.pop_back();
+      }
+    }
+    topo_ = std::move(order);
+  });
+  return *topo_;
+}
+
+const std::unordered_set<const UOp*>& UOp::backward_slice() const {
+  std::call_once(slice_once_, [this] {
+    const auto& topo = toposort();
+    slice_ = std::make_unique<std::unordered_set<const UOp*>>(topo.begin(), topo.end() - 1);
+  });
+  return *slice_;
+}
+
+// ---- args ----
+
+bool arg_equal(const Arg& a, const Arg& b) {
+  if (a.index() != b.index()) return false;
+  if (const auto* x = std::get_if<double>(&a)) {
+    double y = std::get<double>(b);
+    return std::memcmp(x, &y, sizeof y) == 0;
+  }
+  return a == b;
+}
+
+size_t arg_hash(const Arg& a) {
+  size_t h = a.index();
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+        } else if constexpr (std::is_same_v<T, double>) {
+          uint64_t bits;
+          std::memcpy(&bits, &x, sizeof bits);
+          h = mix(h, bits);
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+          h = mix(h, static_cast<size_t>(x));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          h = mix(h, std::hash<std::string>()(x));
+        } else if constexpr (std::is_same_v<T, Ops>) {
+          h = mix(h, static_cast<size_t>(x));
+        } else if constexpr (std::is_same_v<T, RangeArg>) {
+          h = mix(mix(h, static_cast<size_t>(x.id)), static_cast<size_t>(x.type));
+        } else if constexpr (std::is_same_v<T, VarArg>) {
+          h = mix(mix(mix(h, std::hash<std::string>()(x.name)), static_cast<size_t>(x.min)),
+                  static_cast<size_t>(x.max));
+        } else if constexpr (std::is_same_v<T, ReduceArg>) {
+          h = mix(h, static_cast<size_t>(x.op));
+          for (int64_t v : x.axes) h = mix(h, static_cast<size_t>(v));
+        } else if constexpr (std::is_same_v<T, Shape>) {
+          for (int64_t v : x) h = mix(h, static_cast<size_t>(v));
+        } else if constexpr (std::is_same_v<T, PadArg>) {
+          for (auto [p, q] : x) h = mix(mix(h, static_cast<size_t>(p)), static_cast<size_t>(q));
+        }
+      },
+      a);
+  return h;
+}
+
+std::string_view axis_type_name(AxisType t) {
+  switch (t) {
+  case AxisType::Global:
+    return "global";
+  case AxisType::Local:
+    return "local";
+  case AxisType::Loop:
+    return "loop";
+  case AxisType::Reduce:
+    return "reduce";
+  case AxisType::Upcast:
+    return "upcast";
+  case AxisType::Unroll:
+    return "unroll";
+  case AxisType::GroupReduce:
+    return "group_reduce";
+  case AxisType::Thread:
+    return "thread";
+  }
+  return "?";
+}
+
+// ---- arithmetic builders ----
+
+namespace {
+Ops div_op(const UOpPtr& a) { return a->dtype.is_float() ? Ops::FDIV : Ops::IDIV; }
+} // namespace
+
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b) { return a->alu(Ops::ADD, {b}); }
+UOpPtr operator-(const UOpPtr& a, const UOpPtr& b) { return a->alu(Ops::SUB, {b}); }
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b) { return a->alu(Ops::MUL, {b}); }
+UOpPtr operator/(const UOpPtr& a, const UOpPtr& b) { return a->alu(div_op(a), {b}); }
+UOpPtr operator%(const UOpPtr& a, const UOpPtr& b) { return a->alu(Ops::MOD, {b}); }
+UOpPtr operator-(const UOpPtr& a) { return a->alu(Ops::NEG); }
+UOpPtr operator+(const UOpPtr& a, int64_t b) { return a + a->const_like(b); }
+UOpPtr operator-(const UOpPtr& a, int64_t b) { return a - a->const_like(b); }
+UOpPtr operator*(const UOpPtr& a, int64_t b) { return a * a->const_like(b); }
+UOpPtr operator/(const UOpPtr& a, int64_t b) { return a / a->const_like(b); }
+UOpPtr operator%(const UOpPtr& a, int64_t b) { return a % a->const_like(b); }
+UOpPtr operator+(int64_t a, const UOpPtr& b) { return b->const_like(a) + b; }
+UOpPtr operator*(int64_t a, const UOpPtr& b) { return b->const_like(a) * b; }
+
+} // namespace tg

@@ -1,0 +1,184 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "tg/error.hpp"
+#include "tg/ir/uop.hpp"
+
+using namespace tg;
+
+TEST_SUITE("ir.uop") {
+  TEST_CASE("building the same node twice gives the same node") {
+    UOpPtr a = UOp::variable("a", 0, 10);
+    UOpPtr x = a + 3, y = a + 3;
+    CHECK(x == y);
+    CHECK(x.get() == y.get());
+    CHECK(a + 4 != x);
+    CHECK((a * 3) != x);
+    CHECK(UOp::const_(dtypes::int32, int64_t{3}) != UOp::const_(dtypes::int64, int64_t{3}));
+    // NaN constants intern (bitwise arg comparison), so identity still holds.
+    UOpPtr n1 = UOp::const_(dtypes::float32, std::nan("")),
+           n2 = UOp::const_(dtypes::float32, std::nan(""));
+    CHECK(n1 == n2);
+    // -0.0 and 0.0 are different constants.
+    CHECK(UOp::const_(dtypes::float32, 0.0) != UOp::const_(dtypes::float32, -0.0));
+  }
+
+  TEST_CASE("args of every kind take part in identity") {
+    UOpPtr c = UOp::const_(dtypes::index, int64_t{8});
+    CHECK(UOp::range(c, 0) == UOp::range(c, 0));
+    CHECK(UOp::range(c, 0) != UOp::range(c, 1));
+    CHECK(UOp::range(c, 0, AxisType::Loop) != UOp::range(c, 0, AxisType::Reduce));
+    CHECK(UOp::variable("a", 0, 10) != UOp::variable("a", 0, 11));
+    CHECK(UOp::variable("a", 0, 10) != UOp::variable("b", 0, 10));
+  }
+
+  TEST_CASE("constants are converted to their dtype") {
+    CHECK(std::get<int64_t>(UOp::const_(dtypes::int8, int64_t{300})->arg) == 44);
+    CHECK(std::get<int64_t>(UOp::const_(dtypes::uint8, int64_t{-1})->arg) == 255);
+    CHECK(std::get<bool>(UOp::const_(dtypes::bool_, int64_t{7})->arg) == true);
+    CHECK(std::get<double>(UOp::const_(dtypes::float32, 0.1)->arg) == static_cast<double>(0.1f));
+    CHECK(std::get<double>(UOp::const_(dtypes::float16, 65520.0)->arg) == INFINITY);
+    CHECK(UOp::const_(dtypes::int32, int64_t{5})->is_const_value(5));
+    CHECK(as_int(UOp::const_(dtypes::int32, 2.9)->const_value()) == 2);
+  }
+
+  TEST_CASE("expression builders follow tinygrad's dtype rules") {
+    UOpPtr a = UOp::variable("a", 0, 10, dtypes::int32);
+    CHECK((a + 1)->dtype == dtypes::int32);
+    CHECK(a->lt(a + 1)->dtype == dtypes::bool_);
+    UOpPtr f = UOp::const_(dtypes::float32, 1.5);
+    CHECK(a->lt(a)->where(f, f)->dtype == dtypes::float32);
+    CHECK((a / 2)->op == Ops::IDIV);
+    CHECK((f / f)->op == Ops::FDIV);
+    CHECK((a % 2)->op == Ops::MOD);
+    CHECK((-a)->op == Ops::NEG);
+    CHECK(a->cast(dtypes::float32)->op == Ops::CAST);
+    CHECK(a->cast(dtypes::int32) == a);
+    CHECK((a + 1)->replace_src({a, a}) == a + a);
+  }
+
+  TEST_CASE("vmin and vmax are computed with the node") {
+    UOpPtr a = UOp::variable("a", 2, 10);
+    CHECK(a->ivmin() == 2);
+    CHECK(a->ivmax() == 10);
+    CHECK((a * 3 + 1)->ivmax() == 31);
+    CHECK((a * -1)->ivmin() == -10);
+    UOpPtr r = UOp::range(UOp::const_(dtypes::index, 16), 0);
+    CHECK(r->ivmin() == 0);
+    CHECK(r->ivmax() == 15);
+    CHECK((r % 4)->ivmax() == 3);
+    CHECK((r / 4)->ivmax() == 3);
+  }
+
+  TEST_CASE("toposort puts sources before users, each node once") {
+    UOpPtr a = UOp::variable("a", 0, 10), b = UOp::variable("b", 0, 10);
+    UOpPtr s = a + b, m = s * s, root = m + a;
+    const auto& t = root->toposort();
+    CHECK(t.size() == 5); // a, b, s, m, root
+    CHECK(t.back() == root.get());
+    auto pos = [&](const UOp* u) { return std::find(t.begin(), t.end(), u) - t.begin(); };
+    CHECK(pos(a.get()) < pos(s.get()));
+    CHECK(pos(s.get()) < pos(m.get()));
+    CHECK(&root->toposort() == &t); // cached
+    const auto& slice = root->backward_slice();
+    CHECK(slice.count(a.get()) == 1);
+    CHECK(slice.count(root.get()) == 0);
+    CHECK(slice.size() == t.size() - 1);
+  }
+
+  TEST_CASE("shapes of tensor-level nodes") {
+    UOpPtr buf = UOp::make(Ops::BUFFER, dtypes::float32, {}, int64_t{24});
+    CHECK(*buf->shape() == Shape{24});
+    UOpPtr r = UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, Shape{2, 3, 4});
+    CHECK(*r->shape() == Shape{2, 3, 4});
+    UOpPtr p = UOp::make(Ops::PERMUTE, dtypes::float32, {r}, Shape{2, 0, 1});
+    CHECK(*p->shape() == Shape{4, 2, 3});
+    UOpPtr pad = UOp::make(Ops::PAD, dtypes::float32, {p}, PadArg{{1, 1}, {0, 0}, {0, 2}});
+    CHECK(*pad->shape() == Shape{6, 2, 5});
+    UOpPtr sh = UOp::make(Ops::SHRINK, dtypes::float32, {pad}, PadArg{{0, 3}, {1, 2}, {0, 5}});
+    CHECK(*sh->shape() == Shape{3, 1, 5});
+    UOpPtr ex = UOp::make(Ops::EXPAND, dtypes::float32, {sh}, Shape{3, 7, 5});
+    CHECK(*ex->shape() == Shape{3, 7, 5});
+    CHECK(*(ex + ex)->shape() == Shape{3, 7, 5});
+    UOpPtr red = UOp::make(Ops::REDUCE, dtypes::float32, {ex}, ReduceArg{Ops::ADD, {1}});
+    CHECK(*red->shape() == Shape{3, 1, 5});
+    CHECK_FALSE(UOp::variable("a", 0, 1)->shape().has_value());
+  }
+
+  TEST_CASE("bad movement ops and mismatched shapes raise errors naming the shapes") {
+    UOpPtr buf = UOp::make(Ops::BUFFER, dtypes::float32, {}, int64_t{24});
+    CHECK_THROWS_WITH_AS(UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, Shape{5, 5}),
+                         doctest::Contains("cannot reshape (24,) (24 elements) to (5, 5)"), Error);
+    UOpPtr r = UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, Shape{4, 6});
+    CHECK_THROWS_WITH_AS(UOp::make(Ops::EXPAND, dtypes::float32, {r}, Shape{8, 6}),
+                         doctest::Contains("cannot expand (4, 6) to (8, 6)"), Error);
+    CHECK_THROWS_WITH_AS(UOp::make(Ops::PERMUTE, dtypes::float32, {r}, Shape{0, 0}),
+                         doctest::Contains("is not a permutation"), Error);
+    CHECK_THROWS_WITH_AS(UOp::make(Ops::SHRINK, dtypes::float32, {r}, PadArg{{0, 5}, {0, 6}}),
+                         doctest::Contains("outside 0..4"), Error);
+    UOpPtr t = UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, Shape{6, 4});
+    CHECK_THROWS_WITH_AS(r + t, doctest::Contains("different shapes (4, 6) and (6, 4)"), Error);
+    CHECK_THROWS_AS(UOp::make(Ops::ADD, dtypes::int32, {nullptr, nullptr}), Error);
+  }
+
+  TEST_CASE("nodes are freed when the last reference goes") {
+    size_t before = UOp::live_count();
+    {
+      UOpPtr a = UOp::variable("freed_a", 0, 10);
+      UOpPtr e = (a + 1) * 2;
+      CHECK(UOp::live_count() > before);
+    }
+    CHECK(UOp::live_count() == before);
+  }
+
+  TEST_CASE("interning from many threads gives one node per content") {
+    constexpr int kThreads = 4, kN = 20000;
+    std::vector<std::vector<UOpPtr>> got(kThreads);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        UOpPtr x = UOp::variable("mt", 0, 1000);
+        for (int i = 0; i < kN; ++i) {
+          UOpPtr e = x * int64_t{i} + int64_t{i % 7};
+          if (i % 3 == 0) got[t].push_back(e); // some are kept, most die at once
+        }
+      });
+    for (auto& t : ts) t.join();
+    for (int t = 1; t < kThreads; ++t) {
+      REQUIRE(got[t].size() == got[0].size());
+      for (size_t i = 0; i < got[0].size(); ++i) CHECK(got[t][i] == got[0][i]);
+    }
+  }
+}
+
+TEST_SUITE("ir.stress") {
+  TEST_CASE("10 million nodes created and dropped: the live count returns to its start") {
+    size_t before = UOp::live_count();
+    UOpPtr x = UOp::variable("s", 0, 1 << 20);
+    size_t peak = 0;
+    for (int round = 0; round < 10; ++round) {
+      std::vector<UOpPtr> keep;
+      keep.reserve(500000);
+      for (int64_t i = 0; i < 1000000; ++i) {
+        UOpPtr n = x + (round * 1000000 + i); // a new CONST and a new ADD: 2 nodes
+        if (i % 2 == 0) keep.push_back(std::move(n));
+      }
+      peak = std::max(peak, UOp::live_count());
+    }
+    CHECK(peak > before + 1000000);
+    x = nullptr;
+    CHECK(UOp::live_count() == before);
+  }
+
+  TEST_CASE("dropping a 1M-node chain does not overflow the stack") {
+    size_t before = UOp::live_count();
+    {
+      UOpPtr x = UOp::variable("c", 0, 10);
+      for (int i = 0; i < 1000000; ++i) x = x * 1 + x->const_like(int64_t{i}); // deep and wide
+    }
+    CHECK(UOp::live_count() == before);
+  }
+}
