@@ -1,0 +1,169 @@
+#pragma once
+// UPat and PatternMatcher: rewrite rules as data, read like tinygrad's.
+//
+//   PatternMatcher pm({
+//     {UPat::var("x") + 0, [](const Captures& c) { return c["x"]; }},
+//     {UPat::var("x") * UPat::cvar("c"), [](const Captures& c) -> UOpPtr { ... }},
+//   });
+//
+// (a list of (pattern, callback) pairs, as tinygrad's list of tuples; a rule is named by its
+// table's location, its index in the table and its pattern in TRACK_MATCH_STATS output)
+//
+// A callback returns the replacement node, or nullptr for "no rewrite". Matching a node
+// tries only the rules whose root op can match it, in the order given.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+#include "tg/error.hpp"
+#include "tg/ir/uop.hpp"
+
+namespace tg {
+
+class UPat {
+public:
+  UPat() = default; // matches anything
+  // Any node with one of `ops` (or any op when empty), optional dtype(s), arg and sources.
+  explicit UPat(OpSet ops, std::vector<DType> dtypes = {}, std::optional<Arg> arg = std::nullopt,
+                std::string name = "");
+  UPat(Ops op, std::vector<DType> dtypes = {}, std::optional<Arg> arg = std::nullopt,
+       std::string name = "")
+      : UPat(OpSet{op}, std::move(dtypes), std::move(arg), std::move(name)) {}
+
+  // Builders (each returns a modified copy).
+  UPat named(std::string name) const;                  // capture the matched node under `name`
+  UPat with_src(std::vector<UPat> src) const;          // sources in this order
+  UPat with_src_permuted(std::vector<UPat> src) const; // sources in any order
+  UPat with_src_repeated(UPat each) const;             // every source matches `each`
+  UPat allow_any_len() const;                          // `src` is a prefix; more sources may follow
+  UPat with_dtypes(std::vector<DType> dtypes) const;
+
+  // tinygrad's shorthands.
+  static UPat var(std::string name = "", std::vector<DType> dtypes = {});
+  static UPat cvar(std::string name = "", std::vector<DType> dtypes = {}); // any CONST
+  static UPat const_(double value, std::vector<DType> dtypes = {});        // CONST == value
+  static UPat ops(OpSet ops, std::string name = "") {
+    return UPat(ops, {}, std::nullopt, std::move(name));
+  }
+
+  // ALU shorthands; commutative ops match their sources in either order.
+  UPat alu(Ops op, std::vector<UPat> others) const;
+  UPat lt(const UPat& o) const { return alu(Ops::CMPLT, {o}); }
+  UPat ne(const UPat& o) const { return alu(Ops::CMPNE, {o}); }
+  UPat eq(const UPat& o) const { return alu(Ops::CMPEQ, {o}); }
+  UPat maximum(const UPat& o) const { return alu(Ops::MAX, {o}); }
+  UPat where(const UPat& a, const UPat& b) const { return alu(Ops::WHERE, {a, b}); }
+  UPat cast(std::vector<DType> dtypes = {}) const;
+
+  std::string str() const; // readable form, used to name rules in match statistics
+
+  // Matching internals, public for the matcher and tests.
+  struct Data;
+  const Data& data() const { return *d_; }
+  OpSet root_ops() const; // empty set: any op
+
+private:
+  explicit UPat(std::shared_ptr<Data> d) : d_(std::move(d)) {}
+  std::shared_ptr<Data> d_;
+};
+
+UPat operator+(const UPat& a, const UPat& b);
+UPat operator-(const UPat& a, const UPat& b);
+UPat operator*(const UPat& a, const UPat& b);
+UPat operator/(const UPat& a, const UPat& b); // IDIV
+UPat operator%(const UPat& a, const UPat& b);
+UPat operator&(const UPat& a, const UPat& b);
+UPat operator|(const UPat& a, const UPat& b);
+UPat operator^(const UPat& a, const UPat& b);
+UPat operator-(const UPat& a); // NEG
+UPat operator+(const UPat& a, double c);
+UPat operator-(const UPat& a, double c);
+UPat operator*(const UPat& a, double c);
+UPat operator/(const UPat& a, double c);
+UPat operator%(const UPat& a, double c);
+
+// The named nodes of one match, plus the rewrite context.
+class Captures {
+public:
+  // The node captured as `name`; asking for a name the pattern does not capture is a bug in
+  // the rule and raises tg::Error naming it.
+  const UOpPtr& operator[](std::string_view name) const;
+  bool has(std::string_view name) const;
+  const UOpPtr& root() const { return root_; } // the node the pattern's root matched
+
+  // The context passed to graph_rewrite, as T. A rule that needs a context its rewrite was
+  // not given raises tg::Error.
+  template <class T> T& ctx() const {
+    if (ctx_ == nullptr || ctx_type_ == nullptr || *ctx_type_ != typeid(T))
+      throw Error(std::string("pattern rule needs a rewrite context of type ") + typeid(T).name() +
+                  " but graph_rewrite was given " + (ctx_type_ ? ctx_type_->name() : "none"));
+    return *static_cast<T*>(ctx_);
+  }
+
+  // Internals used by the matcher.
+  struct Entry {
+    std::string_view name;
+    UOpPtr node;
+  };
+  std::vector<Entry> entries;
+  UOpPtr root_;
+  void* ctx_ = nullptr;
+  const std::type_info* ctx_type_ = nullptr;
+};
+
+using RewriteFn = std::function<UOpPtr(const Captures&)>;
+
+struct Rule {
+  Rule(UPat p, RewriteFn f) : pat(std::move(p)), fn(std::move(f)) {}
+  UPat pat;
+  RewriteFn fn;
+  std::string name; // set by the PatternMatcher: "<file>:<line of the table> #<index> <pattern>"
+};
+
+// Statistics per rule, kept when TRACK_MATCH_STATS >= 1 and printed at exit when >= 2.
+struct RuleStats {
+  std::atomic<uint64_t> attempts{0}, matches{0}, time_ns{0};
+};
+
+class PatternMatcher {
+public:
+  PatternMatcher(std::vector<Rule> rules,
+                 std::source_location loc = std::source_location::current());
+  PatternMatcher operator+(const PatternMatcher& o) const; // o's rules after this one's
+  ~PatternMatcher();
+
+  // The first rewrite of `node` any rule produces, or nullptr. `ctx` is what Captures::ctx sees.
+  // `which`, when given, receives the rule that produced the rewrite.
+  UOpPtr rewrite(const UOpPtr& node, void* ctx = nullptr, const std::type_info* ctx_type = nullptr,
+                 const Rule** which = nullptr) const;
+
+  size_t size() const { return rules_.size(); }
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<RuleStats>& stats() const { return *stats_; }
+
+  PatternMatcher(const PatternMatcher&);
+  PatternMatcher& operator=(const PatternMatcher&) = delete;
+
+private:
+  void index_rules();
+  std::vector<Rule> rules_;
+  std::vector<std::vector<uint32_t>> by_op_; // rule indices to try for each root op
+  std::string where_;
+  std::shared_ptr<std::vector<RuleStats>> stats_;
+};
+
+// Enumerates every way `pat` matches `node`, calling `on_match` with the captures until it
+// returns true. Exposed for tests; PatternMatcher uses it.
+bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
+                const std::function<bool(Captures&)>& on_match);
+
+// TRACK_MATCH_STATS from the environment (0 when unset): 1 counts, 2 also prints at exit.
+int track_match_stats();
+
+} // namespace tg

@@ -1,0 +1,358 @@
+// UPat matching and the PatternMatcher.
+//
+// Matching is a backtracking search driven by continuations: matching a node's sources
+// calls the continuation once per way the sources match (commutative ops try every order),
+// and a rule's callback is the last continuation. The first callback that returns a node
+// ends the search. Captures live in one flat vector that is truncated on backtrack.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <numeric>
+
+#include "tg/env.hpp"
+#include "tg/ir/pattern_matcher.hpp"
+
+namespace tg {
+
+struct UPat::Data {
+  OpSet ops; // empty: any op
+  std::vector<DType> dtypes;
+  std::optional<Arg> arg;
+  std::optional<double> const_value; // CONST whose value equals this numerically
+  std::string name;
+  enum class Src { Any, Ordered, Permuted, Repeated } src_mode = Src::Any;
+  std::vector<UPat> src;
+  bool any_len = false;
+};
+
+namespace {
+
+// A non-owning callable reference: continuations are called while their frame is alive.
+template <class Sig> class FnRef;
+template <class R, class... A> class FnRef<R(A...)> {
+public:
+  template <class F>
+  FnRef(F& f) : obj_(&f), call_([](void* o, A... a) -> R { return (*static_cast<F*>(o))(a...); }) {}
+  R operator()(A... a) const { return call_(obj_, a...); }
+
+private:
+  void* obj_;
+  R (*call_)(void*, A...);
+};
+using Cont = FnRef<bool(Captures&)>;
+
+bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont);
+
+// Matches pats[i..] against n's sources in the order `order` gives.
+bool match_seq(const std::vector<const UPat*>& pats, const UOp& n, const size_t* order, size_t i,
+               Captures& caps, Cont cont) {
+  if (i == pats.size()) return cont(caps);
+  auto next = [&](Captures& c) { return match_seq(pats, n, order, i + 1, c, cont); };
+  return match(*pats[i], n.src[order[i]], caps, Cont(next));
+}
+
+bool match_src(const UPat::Data& d, const UOpPtr& n, Captures& caps, Cont cont) {
+  using Src = UPat::Data::Src;
+  const size_t ns = n->src.size();
+  if (d.src_mode == Src::Any) return cont(caps);
+  std::vector<const UPat*> pats;
+  if (d.src_mode == Src::Repeated) {
+    pats.assign(ns, &d.src[0]);
+  } else {
+    if (d.any_len ? ns < d.src.size() : ns != d.src.size()) return false;
+    for (const UPat& s : d.src) pats.push_back(&s);
+  }
+  std::vector<size_t> order(pats.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (d.src_mode != Src::Permuted) return match_seq(pats, *n, order.data(), 0, caps, cont);
+  do {
+    if (match_seq(pats, *n, order.data(), 0, caps, cont)) return true;
+  } while (std::next_permutation(order.begin(), order.end()));
+  return false;
+}
+
+bool dtype_matches(const std::vector<DType>& want, DType have) {
+  if (want.empty()) return true;
+  for (const DType& w : want)
+    if (w == have || w == have.scalar()) return true;
+  return false;
+}
+
+bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont) {
+  const UPat::Data& d = p.data();
+  if (!d.ops.empty() && !d.ops.contains(n->op)) return false;
+  if (!dtype_matches(d.dtypes, n->dtype)) return false;
+  if (d.arg && !arg_equal(*d.arg, n->arg)) return false;
+  if (d.const_value && !n->is_const_value(*d.const_value)) return false;
+  const size_t mark = caps.entries.size();
+  if (!d.name.empty()) {
+    auto it = std::find_if(caps.entries.begin(), caps.entries.end(),
+                           [&](const Captures::Entry& e) { return e.name == d.name; });
+    if (it != caps.entries.end()) {
+      if (it->node != n) return false; // the same name must capture the same node
+    } else {
+      caps.entries.push_back({d.name, n});
+    }
+  }
+  bool found = match_src(d, n, caps, cont);
+  caps.entries.resize(mark);
+  return found;
+}
+
+std::string dtypes_str(const std::vector<DType>& ds) {
+  std::string r;
+  for (const DType& d : ds) r += (r.empty() ? "" : "|") + d.name();
+  return r;
+}
+
+} // namespace
+
+// ---- UPat ----
+
+UPat::UPat(OpSet ops, std::vector<DType> dts, std::optional<Arg> arg, std::string name)
+    : d_(std::make_shared<Data>()) {
+  d_->ops = ops;
+  d_->dtypes = std::move(dts);
+  d_->arg = std::move(arg);
+  d_->name = std::move(name);
+}
+
+#define TG_UPAT_MODIFY(body)                                                                       \
+  auto d = std::make_shared<Data>(*d_);                                                            \
+  body;                                                                                            \
+  return UPat(std::move(d))
+
+UPat UPat::named(std::string name) const { TG_UPAT_MODIFY(d->name = std::move(name)); }
+UPat UPat::with_src(std::vector<UPat> src) const {
+  TG_UPAT_MODIFY(d->src = std::move(src); d->src_mode = Data::Src::Ordered);
+}
+UPat UPat::with_src_permuted(std::vector<UPat> src) const {
+  TG_UPAT_MODIFY(d->src = std::move(src); d->src_mode = Data::Src::Permuted);
+}
+UPat UPat::with_src_repeated(UPat each) const {
+  TG_UPAT_MODIFY(d->src = {std::move(each)}; d->src_mode = Data::Src::Repeated);
+}
+UPat UPat::allow_any_len() const { TG_UPAT_MODIFY(d->any_len = true); }
+UPat UPat::with_dtypes(std::vector<DType> dts) const { TG_UPAT_MODIFY(d->dtypes = std::move(dts)); }
+#undef TG_UPAT_MODIFY
+
+UPat UPat::var(std::string name, std::vector<DType> dts) {
+  return UPat(OpSet{}, std::move(dts), std::nullopt, std::move(name));
+}
+UPat UPat::cvar(std::string name, std::vector<DType> dts) {
+  return UPat(Ops::CONST, std::move(dts), std::nullopt, std::move(name));
+}
+UPat UPat::const_(double value, std::vector<DType> dts) {
+  UPat p(Ops::CONST, std::move(dts));
+  p.d_->const_value = value;
+  return p;
+}
+
+UPat UPat::alu(Ops op, std::vector<UPat> others) const {
+  std::vector<UPat> src{*this};
+  src.insert(src.end(), others.begin(), others.end());
+  UPat p(op);
+  return GroupOp::Commutative.contains(op) ? p.with_src_permuted(std::move(src))
+                                           : p.with_src(std::move(src));
+}
+
+UPat UPat::cast(std::vector<DType> dts) const {
+  return UPat(Ops::CAST, std::move(dts)).with_src({*this});
+}
+
+OpSet UPat::root_ops() const { return d_->ops; }
+
+std::string UPat::str() const {
+  const Data& d = *d_;
+  std::string r;
+  if (d.ops.empty())
+    r = "*";
+  else {
+    for (int i = 0; i < kNumOps; ++i)
+      if (d.ops.contains(static_cast<Ops>(i)))
+        r += (r.empty() ? "" : "|") + std::string(op_name(static_cast<Ops>(i)));
+  }
+  if (!d.name.empty()) r = d.name + ":" + r;
+  if (!d.dtypes.empty()) r += "." + dtypes_str(d.dtypes);
+  if (d.const_value) r += "=" + to_string(ConstValue(*d.const_value));
+  if (d.arg) r += "[" + arg_to_string(*d.arg) + "]";
+  if (d.src_mode == Data::Src::Any) return r;
+  r += d.src_mode == Data::Src::Permuted ? "{" : "(";
+  for (size_t i = 0; i < d.src.size(); ++i) r += (i ? ", " : "") + d.src[i].str();
+  if (d.src_mode == Data::Src::Repeated) r += "...";
+  if (d.any_len) r += ", ...";
+  return r + (d.src_mode == Data::Src::Permuted ? "}" : ")");
+}
+
+UPat operator+(const UPat& a, const UPat& b) { return a.alu(Ops::ADD, {b}); }
+UPat operator-(const UPat& a, const UPat& b) { return a.alu(Ops::SUB, {b}); }
+UPat operator*(const UPat& a, const UPat& b) { return a.alu(Ops::MUL, {b}); }
+UPat operator/(const UPat& a, const UPat& b) { return a.alu(Ops::IDIV, {b}); }
+UPat operator%(const UPat& a, const UPat& b) { return a.alu(Ops::MOD, {b}); }
+UPat operator&(const UPat& a, const UPat& b) { return a.alu(Ops::AND, {b}); }
+UPat operator|(const UPat& a, const UPat& b) { return a.alu(Ops::OR, {b}); }
+UPat operator^(const UPat& a, const UPat& b) { return a.alu(Ops::XOR, {b}); }
+UPat operator-(const UPat& a) { return a.alu(Ops::NEG, {}); }
+UPat operator+(const UPat& a, double c) { return a + UPat::const_(c); }
+UPat operator-(const UPat& a, double c) { return a - UPat::const_(c); }
+UPat operator*(const UPat& a, double c) { return a * UPat::const_(c); }
+UPat operator/(const UPat& a, double c) { return a / UPat::const_(c); }
+UPat operator%(const UPat& a, double c) { return a % UPat::const_(c); }
+
+// ---- Captures ----
+
+const UOpPtr& Captures::operator[](std::string_view name) const {
+  for (const Entry& e : entries)
+    if (e.name == name) return e.node;
+  std::string have;
+  for (const Entry& e : entries) have += (have.empty() ? "" : ", ") + std::string(e.name);
+  throw Error("pattern rule asked for capture '" + std::string(name) +
+              "' but its pattern captures only [" + have + "]");
+}
+
+bool Captures::has(std::string_view name) const {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const Entry& e) { return e.name == name; });
+}
+
+bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
+                const std::function<bool(Captures&)>& on_match) {
+  auto call = [&](Captures& c) { return on_match(c); };
+  return match(pat, node, caps, Cont(call));
+}
+
+// ---- statistics ----
+
+int track_match_stats() {
+  static const int level = static_cast<int>(getenv_int("TRACK_MATCH_STATS", 0));
+  return level;
+}
+
+namespace {
+
+// Keeps every matcher's statistics alive until exit, then prints them (TRACK_MATCH_STATS=2).
+struct StatsRegistry {
+  struct Entry {
+    std::vector<std::string> names;
+    std::shared_ptr<std::vector<RuleStats>> stats;
+  };
+  std::mutex mu;
+  std::vector<Entry> entries;
+
+  static StatsRegistry& get() {
+    static StatsRegistry r;
+    return r;
+  }
+  void add(const std::vector<Rule>& rules, std::shared_ptr<std::vector<RuleStats>> stats) {
+    std::vector<std::string> names;
+    for (const Rule& r : rules) names.push_back(r.name);
+    std::lock_guard lock(mu);
+    entries.push_back({std::move(names), std::move(stats)});
+  }
+  ~StatsRegistry() {
+    if (track_match_stats() < 2) return;
+    struct Row {
+      uint64_t matches, attempts, ns;
+      const std::string* name;
+    };
+    std::vector<Row> rows;
+    for (const Entry& e : entries)
+      for (size_t i = 0; i < e.names.size(); ++i) {
+        const RuleStats& s = (*e.stats)[i];
+        if (s.attempts > 0) rows.push_back({s.matches, s.attempts, s.time_ns, &e.names[i]});
+      }
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns > b.ns; });
+    uint64_t tm = 0, ta = 0, tns = 0;
+    std::fprintf(stderr, "%10s / %10s %10s  rule\n", "matches", "attempts", "ms");
+    for (const Row& r : rows) {
+      std::fprintf(stderr, "%10llu / %10llu %10.3f  %s\n", (unsigned long long)r.matches,
+                   (unsigned long long)r.attempts, r.ns / 1e6, r.name->c_str());
+      tm += r.matches, ta += r.attempts, tns += r.ns;
+    }
+    std::fprintf(stderr, "%10llu / %10llu %10.3f  total over %zu rules\n", (unsigned long long)tm,
+                 (unsigned long long)ta, tns / 1e6, rows.size());
+  }
+};
+
+} // namespace
+
+// ---- PatternMatcher ----
+
+namespace {
+std::string where(const std::source_location& loc) {
+  std::string file = loc.file_name();
+  if (auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+  return file + ":" + std::to_string(loc.line());
+}
+} // namespace
+
+PatternMatcher::PatternMatcher(std::vector<Rule> rules, std::source_location loc)
+    : rules_(std::move(rules)), where_(where(loc)) {
+  for (size_t i = 0; i < rules_.size(); ++i)
+    if (rules_[i].name.empty())
+      rules_[i].name = where_ + " #" + std::to_string(i) + " " + rules_[i].pat.str();
+  index_rules();
+}
+
+PatternMatcher::PatternMatcher(const PatternMatcher& o)
+    : rules_(o.rules_), by_op_(o.by_op_), where_(o.where_) {
+  index_rules();
+}
+
+PatternMatcher::~PatternMatcher() = default;
+
+PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
+  std::vector<Rule> all = rules_;
+  all.insert(all.end(), o.rules_.begin(), o.rules_.end());
+  PatternMatcher r(std::move(all));
+  r.where_ = where_ + "+" + o.where_;
+  return r;
+}
+
+void PatternMatcher::index_rules() {
+  by_op_.assign(kNumOps, {});
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    OpSet ops = rules_[i].pat.root_ops();
+    for (int op = 0; op < kNumOps; ++op)
+      if (ops.empty() || ops.contains(static_cast<Ops>(op)))
+        by_op_[static_cast<size_t>(op)].push_back(static_cast<uint32_t>(i));
+  }
+  stats_ = std::make_shared<std::vector<RuleStats>>(rules_.size());
+  if (track_match_stats() > 0) StatsRegistry::get().add(rules_, stats_);
+}
+
+UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
+                               const Rule** which) const {
+  Captures caps;
+  caps.root_ = node;
+  caps.ctx_ = ctx;
+  caps.ctx_type_ = ctx_type;
+  const bool tracking = track_match_stats() > 0;
+  for (uint32_t idx : by_op_[static_cast<size_t>(node->op)]) {
+    const Rule& rule = rules_[idx];
+    UOpPtr result;
+    auto on_match = [&](Captures& c) {
+      result = rule.fn(c);
+      return static_cast<bool>(result);
+    };
+    if (!tracking) {
+      match(rule.pat, node, caps, Cont(on_match));
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      match(rule.pat, node, caps, Cont(on_match));
+      auto dt = std::chrono::steady_clock::now() - t0;
+      RuleStats& s = (*stats_)[idx];
+      s.attempts.fetch_add(1, std::memory_order_relaxed);
+      s.time_ns.fetch_add(static_cast<uint64_t>(dt.count()), std::memory_order_relaxed);
+      if (result) s.matches.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (result) {
+      if (which) *which = &rule;
+      return result;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace tg

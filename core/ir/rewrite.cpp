@@ -1,0 +1,143 @@
+// graph_rewrite, iteratively.
+//
+// Every node goes through up to three stages on an explicit stack:
+//   0  (bottom-up only: rewrite the node to its fixed point first) then queue its sources;
+//   1  once the sources are done, rebuild the node from their replacements; if nothing
+//      changed, try the matcher (top-down mode); a rebuilt or rewritten node is processed
+//      as a new node whose result becomes this node's result (stage 2);
+//   2  link: this node's replacement is the replacement of what it turned into.
+// `replace` memoizes finished nodes, so a DAG is visited once per node. Each frame carries
+// how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
+// node that turns into a graph containing itself (a cycle through the rules) is reported too.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tg/env.hpp"
+#include "tg/error.hpp"
+#include "tg/ir/rewrite.hpp"
+
+namespace tg {
+
+namespace {
+
+struct Frame {
+  UOpPtr n;     // the node this frame computes the replacement of
+  UOpPtr new_n; // what n is (being) turned into
+  int stage;
+  size_t depth; // rewrites that led here
+};
+
+class Rewriter {
+public:
+  Rewriter(const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type, RewriteOptions o)
+      : pm_(pm), ctx_(ctx), ctx_type_(ctx_type), opts_(o) {
+    if (opts_.max_rewrites_per_node == 0)
+      opts_.max_rewrites_per_node = static_cast<size_t>(getenv_int("REWRITE_LIMIT", 1000000));
+  }
+
+  UOpPtr run(const UOpPtr& root) {
+    stack_.push_back({root, root, 0, 0});
+    while (!stack_.empty()) {
+      Frame f = std::move(stack_.back());
+      stack_.pop_back();
+      if (f.stage == 0)
+        stage0(f);
+      else if (f.stage == 1)
+        stage1(f);
+      else
+        link(f.n, lookup(f.new_n));
+    }
+    return lookup(root);
+  }
+
+private:
+  const UOpPtr& lookup(const UOpPtr& n) const {
+    auto it = replace_.find(n);
+    if (it == replace_.end())
+      throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
+    return it->second;
+  }
+
+  void link(const UOpPtr& n, const UOpPtr& result) {
+    replace_.emplace(n, result);
+    visiting_.erase(n.get());
+  }
+
+  // One application of the matcher, checked.
+  UOpPtr apply(const UOpPtr& n, size_t depth) {
+    const Rule* rule = nullptr;
+    UOpPtr r = pm_.rewrite(n, ctx_, ctx_type_, &rule);
+    if (!r || r == n) return nullptr;
+    if (!opts_.allow_dtype_change && r->dtype != n->dtype)
+      throw SpecError("rewrite rule " + rule->name + " turned " + n->str() + " (dtype " +
+                      n->dtype.name() + ") into " + r->str() + " (dtype " + r->dtype.name() +
+                      "); a rewrite must keep the node's dtype");
+    if (depth >= opts_.max_rewrites_per_node)
+      throw RewriteError("graph_rewrite did not reach a fixed point: " + n->str() +
+                         " was rewritten more than " + std::to_string(opts_.max_rewrites_per_node) +
+                         " times in a row (last rule " + rule->name + " gave " + r->str() +
+                         "); a rule keeps producing new nodes (REWRITE_LIMIT raises the bound)");
+    return r;
+  }
+
+  void stage0(Frame& f) {
+    if (replace_.count(f.n)) return; // done through another parent
+    if (visiting_.count(f.n.get()))
+      throw RewriteError("graph_rewrite did not reach a fixed point: " + f.n->str() +
+                         " was rewritten into a graph that contains itself (the rules cycle)");
+    UOpPtr cur = f.new_n;
+    size_t depth = f.depth;
+    if (opts_.bottom_up) {
+      std::unordered_set<UOpPtr> seen{cur}; // strong refs: a freed node's address is reused
+      while (UOpPtr r = apply(cur, depth)) {
+        if (!seen.insert(r).second)
+          throw RewriteError("graph_rewrite did not reach a fixed point: rules cycle between " +
+                             cur->str() + " and " + r->str());
+        cur = std::move(r);
+        ++depth;
+      }
+    }
+    visiting_.insert(f.n.get());
+    const UOp& node = *cur;
+    stack_.push_back({f.n, cur, 1, depth});
+    for (size_t i = node.src.size(); i-- > 0;)
+      if (!replace_.count(node.src[i])) stack_.push_back({node.src[i], node.src[i], 0, depth});
+  }
+
+  void stage1(Frame& f) {
+    const UOp& node = *f.new_n;
+    std::vector<UOpPtr> new_src;
+    new_src.reserve(node.src.size());
+    bool changed = false;
+    for (const UOpPtr& s : node.src) {
+      new_src.push_back(lookup(s));
+      changed |= new_src.back() != s;
+    }
+    UOpPtr next;
+    if (changed)
+      next = UOp::make(node.op, node.dtype, std::move(new_src), node.arg);
+    else if (!opts_.bottom_up)
+      next = apply(f.new_n, f.depth);
+    if (!next) return link(f.n, f.new_n);
+    stack_.push_back({f.n, next, 2, f.depth + 1});
+    stack_.push_back({next, next, 0, f.depth + 1});
+  }
+
+  const PatternMatcher& pm_;
+  void* ctx_;
+  const std::type_info* ctx_type_;
+  RewriteOptions opts_;
+  std::vector<Frame> stack_;
+  std::unordered_map<UOpPtr, UOpPtr> replace_;
+  std::unordered_set<const UOp*> visiting_;
+};
+
+} // namespace
+
+UOpPtr graph_rewrite_raw(const UOpPtr& sink, const PatternMatcher& pm, void* ctx,
+                         const std::type_info* ctx_type, RewriteOptions opts) {
+  if (!sink) throw Error("graph_rewrite of a null node");
+  return Rewriter(pm, ctx, ctx_type, opts).run(sink);
+}
+
+} // namespace tg
