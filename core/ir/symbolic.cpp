@@ -1,0 +1,970 @@
+// Symbolic simplification: pattern tables in the shape of tinygrad's symbolic.py.
+//
+// symbolic_simple(): constant folding with exec_alu's exact semantics, identities and absorbing
+// elements, bool algebra, WHERE and CAST folding. Rules that only hold for some dtypes say so.
+//
+// symbolic(): adds range analysis (vmin/vmax). Integer sums are kept in one canonical "linear"
+// form: a left-nested chain of terms `node*coef` in order of first appearance, the constant last
+// (x-y -> x+y*-1, -x -> x*-1, (x+c)*k -> x*k+c*k, like terms collected). Those are ring
+// identities, so they hold under wrap-around too; they are applied to signed integers and index
+// (on unsigned types x-y would turn into x+y*4294967295). Division, modulo and
+// comparison rules additionally need the value not to wrap: they run on signed integers (and
+// index) only, and on a numerator whose range is narrower than its dtype's (minmax.cpp gives a
+// node that may wrap its dtype's full range, so a narrower range proves it did not), and most
+// need a nonnegative numerator, where C's truncating division equals floor division.
+#include "tg/ir/symbolic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tg/ir/exec_alu.hpp"
+#include "tg/ir/rewrite.hpp"
+
+namespace tg {
+namespace {
+
+__extension__ typedef __int128 i128;
+using enum Ops;
+
+// ---- dtype predicates ---------------------------------------------------------------------
+
+bool value_dtype(DType d) { return !d.is_ptr && !d.is_void(); }
+bool scalar_int(DType d) { return !d.is_ptr && d.count == 1 && d.is_int(); }
+// Signed integers and index: where division, modulo and order rules apply.
+bool is_sint(DType d) { return scalar_int(d) && !d.is_unsigned(); }
+bool is_int_or_bool(DType d) { return !d.is_ptr && (d.is_int() || d.is_bool()); }
+// vmin/vmax are exact bounds (uint64 ranges are capped at INT64_MAX, so they are not).
+bool range_exact(DType d) {
+  return !d.is_ptr && d.count == 1 && (d.is_bool() || d.is_int()) &&
+         d.scalar_type != ScalarType::UInt64;
+}
+bool is_signed_scalar(ScalarType s) {
+  return s == ScalarType::Index || s == ScalarType::Int8 || s == ScalarType::Int16 ||
+         s == ScalarType::Int32 || s == ScalarType::Int64;
+}
+
+i128 dmin(DType d) { return as_int(dtype_min(d.scalar())); }
+i128 dmax(DType d) { return as_int(dtype_max(d.scalar())); }
+bool fits(i128 v, DType d) { return v >= dmin(d) && v <= dmax(d); }
+// A node of a signed type whose range is narrower than the dtype's did not wrap (minmax.cpp).
+bool no_wrap(const UOp& u) { return !(u.ivmin() == dmin(u.dtype) && u.ivmax() == dmax(u.dtype)); }
+bool excludes_zero(const UOp& u) {
+  return range_exact(u.dtype) && (u.ivmin() > 0 || u.ivmax() < 0);
+}
+
+// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it).
+int64_t wrap_to(i128 v, DType d) {
+  return as_int(cast_const(static_cast<int64_t>(static_cast<uint64_t>(v)), d.scalar()));
+}
+
+i128 floordiv(i128 a, i128 b) {
+  i128 q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+i128 ceildiv(i128 a, i128 b) { return -floordiv(-a, b); }
+i128 floormod(i128 a, i128 b) { return a - floordiv(a, b) * b; }
+i128 abs128(i128 a) { return a < 0 ? -a : a; }
+i128 gcd128(i128 a, i128 b) {
+  a = abs128(a), b = abs128(b);
+  while (b != 0) a = std::exchange(b, a % b);
+  return a;
+}
+
+int64_t ival(const UOpPtr& c) { return as_int(c->const_value()); }
+
+// ---- node builders (dtype of the first source) --------------------------------------------
+
+UOpPtr cst(DType d, i128 v) { return UOp::const_(d, wrap_to(v, d)); }
+UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) { return UOp::make(op, a->dtype, {a, b}); }
+UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
+
+// ---- linear form --------------------------------------------------------------------------
+
+// A sum of terms coef*node plus a constant, coefficients wrapped to the dtype.
+struct Linear {
+  DType dtype;
+  std::vector<std::pair<UOpPtr, int64_t>> terms;
+  int64_t k = 0;
+  std::unordered_map<const UOp*, size_t> index; // node -> position in terms
+
+  explicit Linear(DType d) : dtype(d) {}
+  void add_term(const UOpPtr& u, i128 coef) {
+    auto [it, fresh] = index.try_emplace(u.get(), terms.size());
+    if (fresh)
+      terms.emplace_back(u, wrap_to(coef, dtype));
+    else
+      terms[it->second].second = wrap_to(i128{terms[it->second].second} + coef, dtype);
+  }
+  void add_const(i128 v) { k = wrap_to(i128{k} + v, dtype); }
+  // Removes zero terms (and any in `drop`), keeping the order.
+  void compact(const std::vector<bool>& drop = {}) {
+    std::vector<std::pair<UOpPtr, int64_t>> kept;
+    for (size_t i = 0; i < terms.size(); ++i)
+      if (terms[i].second != 0 && (drop.empty() || !drop[i])) kept.push_back(std::move(terms[i]));
+    terms = std::move(kept);
+    index.clear();
+    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+  }
+  void drop_zeros() { compact(); }
+};
+
+// Sums beyond this many nodes are left as they are: canonicalizing every prefix of a chain of
+// n distinct terms costs O(n^2).
+constexpr size_t kMaxLinearNodes = 512;
+
+// Adds scale*u to `lin`, flattening ADD, SUB, NEG and MUL by a constant (iteratively, left
+// to right). False when the sum is too large to canonicalize.
+bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
+  std::vector<std::pair<const UOp*, i128>> stack{{root.get(), scale}};
+  size_t visited = 0;
+  while (!stack.empty()) {
+    auto [u, s] = stack.back();
+    stack.pop_back();
+    if (++visited > kMaxLinearNodes) return false;
+    s = wrap_to(s, lin.dtype);
+    const bool same = u->dtype == lin.dtype;
+    if (same && (u->op == ADD || u->op == SUB) && u->src.size() == 2) {
+      stack.emplace_back(u->src[1].get(), u->op == SUB ? -s : s);
+      stack.emplace_back(u->src[0].get(), s);
+    } else if (same && u->op == NEG && u->src.size() == 1) {
+      stack.emplace_back(u->src[0].get(), -s);
+    } else if (same && u->op == MUL && u->src.size() == 2 && u->src[1]->is_const()) {
+      stack.emplace_back(u->src[0].get(), s * ival(u->src[1]));
+    } else if (same && u->op == MUL && u->src.size() == 2 && u->src[0]->is_const()) {
+      stack.emplace_back(u->src[1].get(), s * ival(u->src[0]));
+    } else if (u->op == CONST) {
+      lin.add_const(s * as_int(u->const_value()));
+    } else {
+      lin.add_term(u->ptr(), s);
+    }
+  }
+  return true;
+}
+
+std::optional<Linear> linear_of(const UOpPtr& u) {
+  Linear lin(u->dtype);
+  if (!linearize(u, 1, lin)) return std::nullopt;
+  lin.drop_zeros();
+  return lin;
+}
+
+// The canonical node of a linear form: ((t0*c0 + t1) + t2*c2) + k.
+UOpPtr build(const Linear& lin) {
+  UOpPtr acc;
+  for (const auto& [node, coef] : lin.terms) {
+    if (coef == 0) continue;
+    UOpPtr t = coef == 1 ? node : bin(MUL, node, cst(lin.dtype, coef));
+    acc = acc ? bin(ADD, acc, t) : t;
+  }
+  if (!acc) return cst(lin.dtype, lin.k);
+  return lin.k != 0 ? bin(ADD, acc, cst(lin.dtype, lin.k)) : acc;
+}
+
+Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num / den, exactly
+  Linear r(lin.dtype);
+  for (const auto& [n, c] : lin.terms) r.add_term(n, i128{c} * num / den);
+  r.add_const(i128{lin.k} * num / den);
+  r.drop_zeros();
+  return r;
+}
+
+// Exact bounds of sum(coef*term) over the terms (i128, no wrap).
+std::pair<i128, i128> terms_range(const std::vector<std::pair<UOpPtr, int64_t>>& terms) {
+  i128 lo = 0, hi = 0;
+  for (const auto& [n, c] : terms) {
+    const i128 a = i128{c} * n->ivmin(), b = i128{c} * n->ivmax();
+    lo += std::min(a, b), hi += std::max(a, b);
+  }
+  return {lo, hi};
+}
+
+// x%c*a + (x//c)*(a*c) -> x*a (C's identity (x/c)*c + x%c == x, also under wrap-around), and
+// the unrolled-arange identity sum_{j<d} (x+j)//d == x for x >= 0 (Hermite's identity).
+// Returns false when a sum grew too large to canonicalize.
+bool merge_divmod(Linear& lin) {
+  for (bool again = true; again;) {
+    again = false;
+    std::unordered_map<const UOp*, size_t> divs; // IDIV node -> term position
+    for (size_t i = 0; i < lin.terms.size(); ++i)
+      if (lin.terms[i].first->op == IDIV) divs.emplace(lin.terms[i].first.get(), i);
+    if (divs.empty()) return true;
+    for (size_t i = 0; i < lin.terms.size() && !again; ++i) {
+      const UOpPtr m = lin.terms[i].first;
+      if (m->op != MOD || !m->src[1]->is_const() || ival(m->src[1]) == 0) continue;
+      const int64_t a = lin.terms[i].second;
+      // The IDIV twin of this MOD, if the sum holds it, is interned: look it up by identity.
+      UOpPtr twin = UOp::make(IDIV, m->dtype, {m->src[0], m->src[1]});
+      auto it = divs.find(twin.get());
+      if (it == divs.end() ||
+          lin.terms[it->second].second != wrap_to(i128{a} * ival(m->src[1]), lin.dtype))
+        continue;
+      std::vector<bool> drop(lin.terms.size(), false);
+      drop[i] = drop[it->second] = true;
+      lin.compact(drop);
+      if (!linearize(m->src[0], a, lin)) return false;
+      lin.drop_zeros();
+      again = true;
+    }
+  }
+  if (!is_sint(lin.dtype)) return true;
+  // Hermite: IDIV terms grouped by (divisor, coefficient); a group of d terms (b+j)//d with
+  // j = 0..d-1 over one b >= 0 is b.
+  for (bool again = true; again;) {
+    again = false;
+    std::unordered_map<const UOp*, std::vector<size_t>> groups; // divisor node -> terms
+    for (size_t i = 0; i < lin.terms.size(); ++i) {
+      const UOpPtr& d = lin.terms[i].first;
+      if (d->op == IDIV && d->src[1]->is_const()) groups[d->src[1].get()].push_back(i);
+    }
+    for (auto& [dnode, members] : groups) {
+      const int64_t den = ival(dnode->ptr());
+      if (den < 2 || den > 64 || members.size() < static_cast<size_t>(den)) continue;
+      // base -> the offsets j present over it, and their terms.
+      std::unordered_map<const UOp*, std::vector<std::pair<int64_t, size_t>>> by_base;
+      std::vector<UOpPtr> bases;
+      for (size_t i : members) {
+        auto l = linear_of(lin.terms[i].first->src[0]);
+        if (!l || l->terms.empty() || !no_wrap(*lin.terms[i].first->src[0])) continue;
+        const int64_t j = l->k;
+        l->k = 0;
+        UOpPtr base = build(*l);
+        if (j < 0 || j >= den || base->ivmin() < 0 || !no_wrap(*base)) continue;
+        by_base[base.get()].emplace_back(j, i);
+        bases.push_back(base);
+      }
+      for (const UOpPtr& base : bases) {
+        auto& offs = by_base[base.get()];
+        if (offs.size() != static_cast<size_t>(den)) continue;
+        std::vector<bool> seen(static_cast<size_t>(den), false);
+        const int64_t coef = lin.terms[offs[0].second].second;
+        bool ok = true;
+        for (auto [j, i] : offs) {
+          ok = ok && !seen[static_cast<size_t>(j)] && lin.terms[i].second == coef;
+          seen[static_cast<size_t>(j)] = true;
+        }
+        if (!ok) continue;
+        std::vector<bool> drop(lin.terms.size(), false);
+        for (auto [j, i] : offs) drop[i] = true;
+        lin.compact(drop);
+        if (!linearize(base, coef, lin)) return false;
+        lin.drop_zeros();
+        again = true;
+        break;
+      }
+      if (again) break;
+    }
+  }
+  return true;
+}
+
+// ADD/SUB/NEG/MUL-by-constant on integers -> the canonical linear form.
+// Signed only: on unsigned types x-y would become x+y*4294967295, correct but unreadable.
+UOpPtr canonical_sum(const UOpPtr& root) {
+  if (!is_sint(root->dtype)) return nullptr;
+  Linear lin(root->dtype);
+  if (!linearize(root, 1, lin)) return nullptr;
+  lin.drop_zeros();
+  if (!merge_divmod(lin)) return nullptr;
+  UOpPtr r = build(lin);
+  return r == root ? nullptr : r;
+}
+
+// ---- constant folding ---------------------------------------------------------------------
+
+UOpPtr fold_constants(const UOpPtr& root) {
+  if (!value_dtype(root->dtype)) return nullptr;
+  std::vector<ConstValue> vals;
+  for (const UOpPtr& s : root->src) vals.push_back(s->const_value());
+  const DType operand = root->op == WHERE ? root->dtype : root->src[0]->dtype;
+  if (!value_dtype(operand)) return nullptr;
+  auto r = exec_alu(root->op, operand.scalar(), vals);
+  if (!r) return nullptr; // undefined (division by zero, oversized shift): leave it
+  return root->const_like(*r);
+}
+
+// ---- casts ---------------------------------------------------------------------------------
+
+int int_width(ScalarType s) { return 8 * DType(s).itemsize(); }
+int mantissa_bits(ScalarType s) {
+  switch (s) {
+  case ScalarType::FP8E4M3:
+    return 4;
+  case ScalarType::FP8E5M2:
+    return 3;
+  case ScalarType::Float16:
+    return 11;
+  case ScalarType::BFloat16:
+    return 8;
+  case ScalarType::Float32:
+    return 24;
+  case ScalarType::Float64:
+    return 53;
+  default:
+    return 0;
+  }
+}
+int float_rank(ScalarType s) { // a float converts exactly to every float of higher rank
+  switch (s) {
+  case ScalarType::FP8E4M3:
+  case ScalarType::FP8E5M2:
+    return 0;
+  case ScalarType::Float16:
+  case ScalarType::BFloat16:
+    return 1;
+  case ScalarType::Float32:
+    return 2;
+  default:
+    return 3;
+  }
+}
+
+// Whether every value of `from` converts to `to` and back unchanged.
+bool can_safe_cast(DType from, DType to) {
+  if (from == to) return true;
+  if (from.count != to.count || !value_dtype(from) || !value_dtype(to)) return false;
+  const ScalarType f = from.scalar_type, t = to.scalar_type;
+  if (f == ScalarType::Bool) return true;
+  if (to.is_bool()) return false;
+  if (from.is_int() && to.is_int()) {
+    const int fw = int_width(f), tw = int_width(t);
+    const bool fs = is_signed_scalar(f), ts = is_signed_scalar(t);
+    if (fs && !ts) return false;
+    if (fs == ts) return tw >= fw;
+    return tw > fw; // unsigned into a wider signed type
+  }
+  if (from.is_int() && to.is_float())
+    return mantissa_bits(t) >= int_width(f) - (is_signed_scalar(f) ? 1 : 0);
+  if (from.is_float() && to.is_float()) {
+    if (f == ScalarType::Float16 && t == ScalarType::BFloat16) return false;
+    if (f == ScalarType::BFloat16 && t == ScalarType::Float16) return false;
+    return float_rank(t) > float_rank(f);
+  }
+  return false;
+}
+
+UOpPtr fold_cast_const(const UOpPtr& root, const UOpPtr& c) {
+  if (!value_dtype(root->dtype) || !value_dtype(c->dtype)) return nullptr;
+  const ConstValue v = c->const_value();
+  if (c->dtype.is_float() && root->dtype.is_int()) {
+    // float -> int of NaN, inf or an out-of-range value is undefined: leave it to run time.
+    const double x = as_double(v);
+    if (!std::isfinite(x)) return nullptr;
+    const double t = std::trunc(x);
+    const bool u64 = root->dtype.scalar_type == ScalarType::UInt64;
+    const double lo = static_cast<double>(dmin(root->dtype)); // 0 for unsigned targets
+    const double hi_excl = u64 ? 0x1p64 : static_cast<double>(dmax(root->dtype)) + 1.0;
+    if (t < lo || t >= hi_excl) return nullptr;
+  }
+  return root->const_like(v);
+}
+
+// cast(cast(x, a), b): when a holds every value x can have, the inner cast is exact.
+UOpPtr fold_double_cast(const UOpPtr& root, const UOpPtr& mid, const UOpPtr& x) {
+  bool exact = can_safe_cast(x->dtype, mid->dtype);
+  if (!exact && range_exact(x->dtype) && scalar_int(mid->dtype))
+    exact = fits(x->ivmin(), mid->dtype) && fits(x->ivmax(), mid->dtype);
+  if (!exact || x->dtype.count != root->dtype.count) return nullptr;
+  return x->dtype == root->dtype ? x : x->cast(root->dtype);
+}
+
+UOpPtr fold_bitcast_const(const UOpPtr& root, const UOpPtr& c) {
+  if (!value_dtype(root->dtype) || !value_dtype(c->dtype) || root->dtype.count != 1 ||
+      c->dtype.count != 1 || root->dtype.itemsize() != c->dtype.itemsize())
+    return nullptr;
+  return UOp::const_(root->dtype, bitcast_const(c->const_value(), c->dtype, root->dtype));
+}
+
+// ---- division and modulo ------------------------------------------------------------------
+
+UOpPtr simplify_rec(const UOpPtr& x);
+
+// x//c and x%c for a signed integer x and a constant c.
+UOpPtr fold_divmod_const(const UOpPtr& root) {
+  const DType dt = root->dtype;
+  if (!is_sint(dt)) return nullptr;
+  const bool is_mod = root->op == MOD;
+  const UOpPtr& x = root->src[0];
+  const i128 c = ival(root->src[1]);
+  if (c == 0) return nullptr;
+  if (c == 1) return is_mod ? cst(dt, 0) : x;
+  if (c == -1) return is_mod ? cst(dt, 0) : bin(MUL, x, cst(dt, -1));
+  if (c < 0) {
+    // x / -c == -(x / c) and x % -c == x % c in C (the remainder has the dividend's sign).
+    if (!fits(-c, dt)) return nullptr;
+    if (is_mod) return bin(MOD, x, cst(dt, -c));
+    return bin(MUL, bin(IDIV, x, cst(dt, -c)), cst(dt, -1));
+  }
+  const i128 lo = x->ivmin(), hi = x->ivmax();
+  // (x//a)//c -> x//(a*c) and (x%(a*k))%a -> x%a, for positive a: true for truncation too.
+  if (!is_mod && x->op == IDIV && x->src[1]->is_const() && ival(x->src[1]) > 0 &&
+      fits(c * ival(x->src[1]), dt))
+    return bin(IDIV, x->src[0], cst(dt, c * ival(x->src[1])));
+  if (is_mod && x->op == MOD && x->src[1]->is_const() && ival(x->src[1]) != 0 &&
+      ival(x->src[1]) % c == 0)
+    return bin(MOD, x->src[0], root->src[1]);
+  // The quotient is one constant q over the whole range (truncation is monotone).
+  if (lo / c == hi / c) {
+    const i128 q = lo / c;
+    if (!is_mod) return cst(dt, q);
+    if (q == 0) return x;
+    auto lin = linear_of(x);
+    if (!lin) return nullptr;
+    lin->add_const(-q * c);
+    return build(*lin);
+  }
+  if (!no_wrap(*x)) return nullptr;
+  auto lin_opt = linear_of(x);
+  if (!lin_opt) return nullptr;
+  const Linear& lin = *lin_opt;
+  // Divide numerator and divisor by their gcd: (x*4+y*6)//2 -> x*2+y*3. Exact, any sign.
+  i128 g = gcd128(c, lin.k);
+  for (const auto& t : lin.terms) g = gcd128(g, t.second);
+  if (g > 1) {
+    UOpPtr m = build(scaled(lin, 1, g));
+    if (c == g) return is_mod ? cst(dt, 0) : m;
+    if (!is_mod) return bin(IDIV, m, cst(dt, c / g));
+    return bin(MUL, bin(MOD, m, cst(dt, c / g)), cst(dt, g));
+  }
+  // A nonpositive numerator: x//c == -((-x)//c), x%c == -((-x)%c).
+  if (hi <= 0) {
+    if (!fits(-lo, dt)) return nullptr;
+    UOpPtr neg = build(scaled(lin, -1));
+    return bin(MUL, bin(root->op, neg, root->src[1]), cst(dt, -1));
+  }
+  if (lo < 0) return nullptr; // mixed signs: truncation is not floor division
+  // From here x >= 0, so x//c is floor(x/c) and x%c is x mod c.
+  const i128 k = lin.k;
+  // One term that takes two values: the result is affine in it.
+  if (lin.terms.size() == 1 && lin.terms[0].first->ivmax() - lin.terms[0].first->ivmin() == 1) {
+    const UOpPtr& v = lin.terms[0].first;
+    const i128 f = lin.terms[0].second;
+    const i128 n1 = f * v->ivmin() + k, n2 = f * v->ivmax() + k;
+    const i128 y1 = is_mod ? n1 % c : n1 / c, y2 = is_mod ? n2 % c : n2 / c;
+    Linear r(dt);
+    r.add_term(v, y2 - y1);
+    r.add_const(y1 - (y2 - y1) * v->ivmin());
+    r.drop_zeros();
+    return build(r);
+  }
+  // Congruence: replace each coefficient by its residue closest to 0; when that remainder
+  // expression stays within one multiple of c, x%c and x//c follow from it.
+  {
+    Linear rem(dt), quo(dt);
+    for (const auto& [t, f] : lin.terms) {
+      i128 r = floormod(f, c);
+      if (abs128(r - c) < r) r -= c;
+      rem.add_term(t, r);
+      quo.add_term(t, (f - r) / c);
+    }
+    rem.add_const(floormod(k, c));
+    quo.add_const(floordiv(k, c));
+    rem.drop_zeros();
+    quo.drop_zeros();
+    auto [rlo, rhi] = terms_range(rem.terms);
+    rlo += rem.k, rhi += rem.k;
+    if (fits(rlo, dt) && fits(rhi, dt) && floordiv(rlo, c) == floordiv(rhi, c)) {
+      const i128 q = floordiv(rlo, c);
+      if (is_mod) {
+        rem.add_const(-q * c);
+        return build(rem);
+      }
+      quo.add_const(q);
+      return build(quo);
+    }
+  }
+  if (is_mod) {
+    // (a%(c*k) + b)%c -> (a+b)%c: a%(c*k) differs from a by a multiple of c.
+    Linear stripped(dt);
+    bool changed = false;
+    for (const auto& [t, f] : lin.terms) {
+      if (t->op == MOD && t->src[1]->is_const() && ival(t->src[1]) != 0 &&
+          ival(t->src[1]) % c == 0) {
+        changed = true;
+        if (!linearize(t->src[0], f, stripped)) return nullptr;
+      } else {
+        stripped.add_term(t, f);
+      }
+    }
+    stripped.add_const(k);
+    stripped.drop_zeros();
+    if (changed) {
+      UOpPtr nx = build(stripped);
+      if (nx->ivmin() >= 0 && no_wrap(*nx)) return bin(MOD, nx, root->src[1]);
+    }
+  } else {
+    // (y//a + b)//c -> (y + b*a)//(a*c) for y >= 0, b >= 0, a > 0.
+    if (lin.terms.size() == 1 && lin.terms[0].second == 1 && k >= 0) {
+      const UOpPtr& t = lin.terms[0].first;
+      if (t->op == IDIV && t->src[1]->is_const() && ival(t->src[1]) > 0 &&
+          t->src[0]->ivmin() >= 0 && no_wrap(*t->src[0])) {
+        const i128 a = ival(t->src[1]);
+        if (fits(a * c, dt) && fits(i128{t->src[0]->ivmax()} + k * a, dt)) {
+          Linear num = *linear_of(t->src[0]);
+          num.add_const(k * a);
+          return bin(IDIV, build(num), cst(dt, a * c));
+        }
+      }
+    }
+    // Divide in two steps by the smallest factor of c that is also a coefficient, when the
+    // first step simplifies: floor(floor(x/a)/b) == floor(x/(a*b)) for x >= 0.
+    i128 div = c;
+    for (const auto& t : lin.terms) {
+      const i128 f = abs128(t.second);
+      if (f > 1 && c % f == 0) div = std::min(div, f);
+    }
+    if (div > 1 && div < c) {
+      UOpPtr first = bin(IDIV, x, cst(dt, div));
+      UOpPtr s = simplify_rec(first);
+      if (s != first && s->ivmin() >= 0) return bin(IDIV, s, cst(dt, c / div));
+    }
+  }
+  // Take the multiples of c out of the coefficients: (x*4+y)//4 -> x + y//4,
+  // (x*5+y)%4 -> (x+y)%4, with g = gcd(c, remainders) divided out.
+  {
+    Linear quo(dt), rem(dt);
+    i128 gr = c;
+    for (const auto& t : lin.terms) gr = gcd128(gr, floormod(t.second, c));
+    const i128 kr = floormod(k, c);
+    quo.add_const(floordiv(k, c));
+    rem.add_const(kr / g);
+    for (const auto& [t, f] : lin.terms) {
+      const i128 r = floormod(f, c), q = floordiv(f, c);
+      if (!is_mod && r != 0) {
+        rem.add_term(t, f / g);
+      } else {
+        rem.add_term(t, r / g);
+        quo.add_term(t, q);
+      }
+    }
+    rem.drop_zeros();
+    quo.drop_zeros();
+    auto [rlo, rhi] = terms_range(rem.terms);
+    rlo += rem.k, rhi += rem.k;
+    if (rlo < 0 || !fits(rhi, dt)) return nullptr;
+    UOpPtr rn = build(rem);
+    const i128 cg = c / g;
+    UOpPtr result;
+    if (is_mod) {
+      Linear out(dt);
+      if (cg != 1) out.add_term(bin(MOD, rn, cst(dt, cg)), g);
+      out.add_const(kr % g);
+      out.drop_zeros();
+      result = build(out);
+    } else {
+      if (cg == 1) {
+        if (!linearize(rn, 1, quo)) return nullptr;
+      } else {
+        quo.add_term(bin(IDIV, rn, cst(dt, cg)), 1);
+      }
+      quo.drop_zeros();
+      result = build(quo);
+    }
+    return result == root ? nullptr : result;
+  }
+}
+
+// x//y and x%y for a divisor that is not a constant.
+UOpPtr fold_divmod_var(const UOpPtr& root) {
+  const DType dt = root->dtype;
+  if (!is_sint(dt)) return nullptr;
+  const bool is_mod = root->op == MOD;
+  const UOpPtr &x = root->src[0], &y = root->src[1];
+  // A loop variable divided by its own end: r < end, r >= 0.
+  if (x->op == RANGE && !x->src.empty() && x->src[0] == y) return is_mod ? x : cst(dt, 0);
+  if (!excludes_zero(*y) || !range_exact(x->dtype)) return nullptr;
+  // (x*y)//y -> x and (x*y)%y -> 0 when x*y did not wrap.
+  if (x->op == MUL && (x->src[0] == y || x->src[1] == y) && no_wrap(*x)) {
+    if (is_mod) return cst(dt, 0);
+    return x->src[0] == y ? x->src[1] : x->src[0];
+  }
+  // The quotient is one constant over the whole box (monotone in each argument).
+  const i128 xl = x->ivmin(), xh = x->ivmax(), yl = y->ivmin(), yh = y->ivmax();
+  const i128 q = xl / yl;
+  if (xl / yh == q && xh / yl == q && xh / yh == q) {
+    if (!is_mod) return cst(dt, q);
+    if (q == 0) return x;
+    return bin(ADD, x, bin(MUL, y, cst(dt, -q)));
+  }
+  return nullptr;
+}
+
+// ---- comparisons ----------------------------------------------------------------------------
+
+// x < c for a signed integer x that does not wrap.
+UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
+  if (!is_sint(x->dtype) || !no_wrap(*x)) return nullptr;
+  const DType dt = x->dtype;
+  const i128 c = ival(cnode);
+  // y//d < c  ->  y < c*d (c > 0), y < c*d - (d-1) (c <= 0), truncating division, d > 0.
+  if (x->op == IDIV && x->src[1]->is_const() && ival(x->src[1]) > 0) {
+    const i128 d = ival(x->src[1]);
+    const i128 bound = c > 0 ? c * d : c * d - (d - 1);
+    if (fits(bound, dt)) return lt(x->src[0], cst(dt, bound));
+    return nullptr;
+  }
+  auto lin_opt = linear_of(x);
+  if (!lin_opt || lin_opt->terms.empty()) return nullptr;
+  Linear lin = *lin_opt;
+  const i128 cp = c - lin.k; // sum(a_i t_i) < cp
+  if (!fits(cp, dt)) return nullptr;
+  lin.k = 0;
+  if (lin.terms.size() == 1) {
+    const auto [t, a] = lin.terms[0];
+    if (a == 1) return lin_opt->k != 0 ? lt(t, cst(dt, cp)) : nullptr;
+    if (a > 0) return lt(t, cst(dt, ceildiv(cp, a))); // t*a < cp <=> t < ceil(cp/a)
+    return lt(cst(dt, floordiv(cp, a)), t);           // a < 0: t > cp/a <=> floor(cp/a) < t
+  }
+  i128 g = 0;
+  for (const auto& t : lin.terms) g = gcd128(g, t.second);
+  if (g > 1) return lt(build(scaled(lin, 1, g)), cst(dt, ceildiv(cp, g)));
+  // Terms with coefficient 1 whose sum stays in [0, d), where d divides cp and every other
+  // coefficient: d*M + P < d*K <=> M < K.
+  std::vector<std::pair<UOpPtr, int64_t>> small, rest;
+  for (const auto& t : lin.terms) (t.second == 1 ? small : rest).push_back(t);
+  if (!rest.empty() && !small.empty()) {
+    i128 d = cp;
+    for (const auto& t : rest) d = gcd128(d, t.second);
+    auto [plo, phi] = terms_range(small);
+    if (d > 1 && plo >= 0 && phi < d) {
+      Linear m(dt);
+      for (const auto& [t, a] : rest) m.add_term(t, a / d);
+      return lt(build(m), cst(dt, cp / d));
+    }
+  }
+  return lin_opt->k != 0 ? lt(build(lin), cst(dt, cp)) : nullptr;
+}
+
+// c < x for a signed integer x that does not wrap.
+UOpPtr fold_const_lt(const UOpPtr& cnode, const UOpPtr& x) {
+  if (!is_sint(x->dtype) || !no_wrap(*x)) return nullptr;
+  const DType dt = x->dtype;
+  auto lin_opt = linear_of(x);
+  if (!lin_opt || lin_opt->terms.empty()) return nullptr;
+  Linear lin = *lin_opt;
+  const i128 cp = i128{ival(cnode)} - lin.k; // cp < sum(a_i t_i)
+  if (!fits(cp, dt)) return nullptr;
+  lin.k = 0;
+  if (lin.terms.size() == 1) {
+    const auto [t, a] = lin.terms[0];
+    if (a == 1) return lin_opt->k != 0 ? lt(cst(dt, cp), t) : nullptr;
+    if (a > 0) return lt(cst(dt, floordiv(cp, a)), t); // t > cp/a <=> floor(cp/a) < t
+    return lt(t, cst(dt, ceildiv(cp, a)));             // a < 0: t < cp/a <=> t < ceil(cp/a)
+  }
+  i128 g = 0;
+  for (const auto& t : lin.terms) g = gcd128(g, t.second);
+  if (g > 1) return lt(cst(dt, floordiv(cp, g)), build(scaled(lin, 1, g)));
+  return lin_opt->k != 0 ? lt(cst(dt, cp), build(lin)) : nullptr;
+}
+
+// x != c and x == c for an integer x.
+UOpPtr fold_eq_const(const UOpPtr& root, const UOpPtr& x, const UOpPtr& cnode) {
+  if (!scalar_int(x->dtype)) return nullptr;
+  const DType dt = x->dtype;
+  auto lin_opt = linear_of(x);
+  if (!lin_opt || lin_opt->terms.empty()) return nullptr;
+  Linear lin = *lin_opt;
+  const i128 c = ival(cnode);
+  // x + k == c <=> x == c - k holds in wrap-around arithmetic too.
+  if (lin.k != 0) {
+    const i128 ck = wrap_to(c - lin.k, dt);
+    lin.k = 0;
+    return UOp::make(root->op, dtypes::bool_, {build(lin), cst(dt, ck)});
+  }
+  if (!is_sint(dt) || !no_wrap(*x)) return nullptr;
+  i128 g = 0;
+  for (const auto& t : lin.terms) g = gcd128(g, t.second);
+  if (lin.terms[0].second < 0) g = -g;
+  if (g == 1) return nullptr;
+  // g*M == c has no solution unless g divides c.
+  if (c % g != 0) return root->const_like(root->op == CMPNE);
+  return UOp::make(root->op, dtypes::bool_, {build(scaled(lin, 1, g)), cst(dt, c / g)});
+}
+
+// ---- the tables ------------------------------------------------------------------------------
+
+PatternMatcher make_symbolic_simple() {
+  const UPat x = UPat::var("x"), y = UPat::var("y");
+  const UPat c = UPat::cvar("c");
+  const std::vector<DType> bool_t = {dtypes::bool_};
+  return PatternMatcher({
+      // ** constant folding: every ALU op whose sources are all constants **
+      {UPat(GroupOp::ALU - OpSet{THREEFRY}).with_src_repeated(UPat(CONST)),
+       [](const Captures& m) { return fold_constants(m.root()); }},
+
+      // ** bool arithmetic is logic (exec_alu: ADD/MAX are OR, MUL is AND, SUB is XOR, NEG is
+      // NOT); rewriting it first keeps the integer rules below off bools **
+      {UPat(OpSet{ADD, MAX, MUL, SUB}, bool_t).with_src({x, y}),
+       [](const Captures& m) -> UOpPtr {
+         const Ops op = m.root()->op;
+         const Ops to = op == MUL ? AND : op == SUB ? XOR : OR;
+         return UOp::make(to, m.root()->dtype, {m["x"], m["y"]});
+       }},
+      {UPat(NEG, bool_t).with_src({x}), [](const Captures& m) { return m["x"]->logical_not(); }},
+
+      // ** identities **
+      // x+0 -> x. Exact for integers and bools; for floats only the sign of a zero can differ
+      // (-0.0+0.0 == +0.0), which tinygrad accepts too.
+      {x + 0,
+       [](const Captures& m) -> UOpPtr { return value_dtype(m["x"]->dtype) ? m["x"] : nullptr; }},
+      {x - 0,
+       [](const Captures& m) -> UOpPtr { // exact for every dtype, -0.0 included
+         return value_dtype(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      {x * 1,
+       [](const Captures& m) -> UOpPtr { // exact, NaN and inf included
+         return value_dtype(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      // x*0 -> 0 only without IEEE specials (inf*0 and nan*0 are nan).
+      {x * 0,
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"]->const_like(int64_t{0}) : nullptr;
+       }},
+      {UPat(FDIV).with_src({x, UPat::const_(1)}),
+       [](const Captures& m) { return m["x"]; }}, // x/1 is exact
+      {UPat(POW).with_src({x, UPat::const_(1)}), [](const Captures& m) { return m["x"]; }},
+      {UPat(POW).with_src({x, UPat::const_(0)}), // pow(x, 0) == 1 for every x, nan too
+       [](const Captures& m) { return m.root()->const_like(int64_t{1}); }},
+      {x / 1,
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      // x//-1 -> -x (INT_MIN//-1 wraps to INT_MIN, and so does -INT_MIN).
+      {x / -1,
+       [](const Captures& m) -> UOpPtr { return is_sint(m["x"]->dtype) ? -m["x"] : nullptr; }},
+      {x % 1,
+       [](const Captures& m) -> UOpPtr {
+         return m["x"]->dtype.is_int() ? m["x"]->const_like(int64_t{0}) : nullptr;
+       }},
+      {x % -1,
+       [](const Captures& m) -> UOpPtr {
+         return is_sint(m["x"]->dtype) ? m["x"]->const_like(int64_t{0}) : nullptr;
+       }},
+      // x//x -> 1 and x%x -> 0 only when x cannot be 0.
+      {x / x,
+       [](const Captures& m) -> UOpPtr {
+         return excludes_zero(*m["x"]) ? m["x"]->const_like(int64_t{1}) : nullptr;
+       }},
+      {x % x,
+       [](const Captures& m) -> UOpPtr {
+         return excludes_zero(*m["x"]) ? m["x"]->const_like(int64_t{0}) : nullptr;
+       }},
+      // (x%y)%y -> x%y: |x%y| < |y| already, with the dividend's sign.
+      {((UPat::var() % y).named("inner") % y),
+       [](const Captures& m) -> UOpPtr {
+         return m["inner"]->dtype.is_int() ? m["inner"] : nullptr;
+       }},
+      // x%c + (x//c)*c -> x (C's division identity, also under wrap-around).
+      {(x % c) + (x / c) * c,
+       [](const Captures& m) -> UOpPtr {
+         return scalar_int(m["x"]->dtype) && ival(m["c"]) != 0 ? m["x"] : nullptr;
+       }},
+      // Idempotent ops: x&x, x|x, max(x,x) -> x (max(nan,nan) is nan).
+      {UPat(GroupOp::Idempotent).with_src({x, x}), [](const Captures& m) { return m["x"]; }},
+      {(x ^ x),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"]->const_like(int64_t{0}) : nullptr;
+       }},
+      // x<x is false for every dtype (nan<nan too); x!=x and x==x only without nan.
+      {x.lt(x), [](const Captures& m) { return m.root()->const_like(false); }},
+      {x.ne(x),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m.root()->const_like(false) : nullptr;
+       }},
+      {x.eq(x),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m.root()->const_like(true) : nullptr;
+       }},
+      // ** bitwise and boolean absorbing elements (ints and bools) **
+      {(x ^ UPat::const_(0)),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      {(x | UPat::cvar("c")),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr& v = m["x"];
+         if (!is_int_or_bool(v->dtype) || !value_dtype(v->dtype)) return nullptr;
+         const int64_t cv = ival(m["c"]);
+         if (cv == 0) return v;                                                       // x|0 -> x
+         if (cv == as_int(cast_const(int64_t{-1}, v->dtype.scalar()))) return m["c"]; // x|~0
+         return nullptr;
+       }},
+      {(x & UPat::cvar("c")),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr& v = m["x"];
+         if (!is_int_or_bool(v->dtype) || !value_dtype(v->dtype)) return nullptr;
+         const int64_t cv = ival(m["c"]);
+         if (cv == 0) return m["c"];                                             // x&0 -> 0
+         if (cv == as_int(cast_const(int64_t{-1}, v->dtype.scalar()))) return v; // x&~0 -> x
+         return nullptr;
+       }},
+      // bool x^true -> !x
+      {(UPat::var("x", bool_t) ^ UPat::const_(1, bool_t)),
+       [](const Captures& m) { return m["x"]->logical_not(); }},
+      // absorption: x|(x&y) -> x, x&(x|y) -> x
+      {(x | (x & y)),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      {(x & (x | y)),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+      // ** bool comparisons with constants **
+      {UPat::var("x", bool_t).ne(UPat::const_(0, bool_t)),
+       [](const Captures& m) { return m["x"]; }}, // x != false -> x
+      {UPat::var("x", bool_t).eq(UPat::const_(1, bool_t)),
+       [](const Captures& m) { return m["x"]; }}, // x == true -> x
+      {UPat::var("x", bool_t).eq(UPat::const_(0, bool_t)),
+       [](const Captures& m) { return m["x"]->logical_not(); }}, // x == false -> !x
+      {UPat::var("x", bool_t).ne(UPat::const_(1, bool_t)).ne(UPat::const_(1, bool_t)),
+       [](const Captures& m) { return m["x"]; }}, // !!x -> x
+
+      // ** WHERE **
+      {UPat::cvar("g").where(UPat::var("a"), UPat::var("b")),
+       [](const Captures& m) { return as_bool(m["g"]->const_value()) ? m["a"] : m["b"]; }},
+      {UPat::var().where(UPat::var("a"), UPat::var("a")), [](const Captures& m) { return m["a"]; }},
+      {UPat::var("s", bool_t).where(UPat::const_(1, bool_t), UPat::const_(0, bool_t)),
+       [](const Captures& m) { return m["s"]; }},
+      {UPat::var("s", bool_t).where(UPat::const_(0, bool_t), UPat::const_(1, bool_t)),
+       [](const Captures& m) { return m["s"]->logical_not(); }},
+      // where(!s, a, b) -> where(s, b, a)
+      {UPat::var("s", bool_t).ne(UPat::const_(1, bool_t)).where(UPat::var("a"), UPat::var("b")),
+       [](const Captures& m) { return m["s"]->where(m["b"], m["a"]); }},
+
+      // ** casts **
+      {UPat(CAST).with_src({c}),
+       [](const Captures& m) { return fold_cast_const(m.root(), m["c"]); }},
+      {UPat(OpSet{CAST, BITCAST}).with_src({x}),
+       [](const Captures& m) -> UOpPtr {
+         return m["x"]->dtype == m.root()->dtype ? m["x"] : nullptr;
+       }},
+      {UPat(BITCAST).with_src({c}),
+       [](const Captures& m) { return fold_bitcast_const(m.root(), m["c"]); }},
+      {UPat(CAST).with_src({UPat(CAST).with_src({x}).named("mid")}),
+       [](const Captures& m) { return fold_double_cast(m.root(), m["mid"], m["x"]); }},
+      // TRUNC of an integer or bool is the value itself.
+      {UPat(TRUNC).with_src({x}),
+       [](const Captures& m) -> UOpPtr {
+         return is_int_or_bool(m["x"]->dtype) ? m["x"] : nullptr;
+       }},
+  });
+}
+
+PatternMatcher make_symbolic_extra() {
+  const UPat x = UPat::var("x"), y = UPat::var("y");
+  const UPat c = UPat::cvar("c");
+  return PatternMatcher({
+      // ** a node whose range is one value is that value (exact ranges only) **
+      {UPat(GroupOp::ALU | OpSet{DEFINE_VAR}),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr& u = m.root();
+         if (!range_exact(u->dtype) || !(u->vmin() == u->vmax())) return nullptr;
+         return u->const_like(u->vmin());
+       }},
+      // ** canonical linear form of signed integer sums (ring identities, wrap-around included) **
+      {UPat(OpSet{ADD, SUB, NEG}), [](const Captures& m) { return canonical_sum(m.root()); }},
+      {(x * c), [](const Captures& m) { return canonical_sum(m.root()); }},
+      // (x*c)*y -> (x*y)*c: constants move outwards (the operands keep their order)
+      {UPat(MUL).with_src({x, y}),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr &a = m["x"], &b = m["y"];
+         if (!scalar_int(a->dtype) || a->is_const() || b->is_const()) return nullptr;
+         auto const_factor = [](const UOpPtr& u) {
+           return u->op == MUL && u->src[1]->is_const() && !u->src[0]->is_const();
+         };
+         if (const_factor(a)) return bin(MUL, bin(MUL, a->src[0], b), a->src[1]);
+         if (const_factor(b)) return bin(MUL, bin(MUL, a, b->src[0]), b->src[1]);
+         return nullptr;
+       }},
+      // ** max by ranges **
+      {x.maximum(y),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr &a = m["x"], &b = m["y"];
+         if (!range_exact(a->dtype)) return nullptr;
+         if (a->ivmin() >= b->ivmax()) return a;
+         if (a->ivmax() <= b->ivmin()) return b;
+         return nullptr;
+       }},
+      // ** (x op c1) op c2 -> x op (c1 op c2) for associative, commutative integer ops **
+      {UPat(OpSet{AND, OR, XOR, MAX})
+           .with_src_permuted({UPat(OpSet{AND, OR, XOR, MAX}).named("inner"), UPat::cvar("c2")}),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr &inner = m["inner"], &c2 = m["c2"];
+         const Ops op = m.root()->op;
+         if (inner->op != op || !is_int_or_bool(c2->dtype) || c2->dtype.count != 1) return nullptr;
+         const UOpPtr *v = nullptr, *c1 = nullptr;
+         if (inner->src[1]->is_const() && !inner->src[0]->is_const())
+           v = &inner->src[0], c1 = &inner->src[1];
+         else if (inner->src[0]->is_const() && !inner->src[1]->is_const())
+           v = &inner->src[1], c1 = &inner->src[0];
+         if (!v) return nullptr;
+         const ConstValue ops[2] = {(*c1)->const_value(), c2->const_value()};
+         auto r = exec_alu(op, c2->dtype, ops);
+         if (!r) return nullptr;
+         return UOp::make(op, m.root()->dtype, {*v, c2->const_like(*r)});
+       }},
+      // x & m -> x for 0 <= x <= m with m = 2^k-1
+      {(x & c),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr& v = m["x"];
+         if (!range_exact(v->dtype) || v->dtype.is_bool()) return nullptr;
+         const int64_t mask = ival(m["c"]);
+         if (mask < 0 || ((static_cast<uint64_t>(mask) + 1) & static_cast<uint64_t>(mask)) != 0)
+           return nullptr;
+         return v->ivmin() >= 0 && v->ivmax() <= mask ? v : nullptr;
+       }},
+      // ** division and modulo **
+      {UPat(OpSet{IDIV, MOD}).with_src({x, c}),
+       [](const Captures& m) { return fold_divmod_const(m.root()); }},
+      {UPat(OpSet{IDIV, MOD}).with_src({x, y}),
+       [](const Captures& m) { return fold_divmod_var(m.root()); }},
+      // ** comparisons **
+      {x.lt(c), [](const Captures& m) { return fold_lt_const(m["x"], m["c"]); }},
+      {c.lt(x), [](const Captures& m) { return fold_const_lt(m["c"], m["x"]); }},
+      {UPat(OpSet{CMPNE, CMPEQ}).with_src_permuted({x, c}),
+       [](const Captures& m) -> UOpPtr {
+         if (m["x"]->is_const()) return nullptr;
+         return fold_eq_const(m.root(), m["x"], m["c"]);
+       }},
+      // x*-1 < y*-1 -> y < x when neither product wraps
+      {(x * -1).named("nx").lt((y * -1).named("ny")),
+       [](const Captures& m) -> UOpPtr {
+         if (!is_sint(m["x"]->dtype) || !no_wrap(*m["nx"]) || !no_wrap(*m["ny"])) return nullptr;
+         return lt(m["y"], m["x"]);
+       }},
+      // ** two WHEREs on one condition combine when a pair of branches is constant **
+      {UPat(GroupOp::Binary - OpSet{THREEFRY})
+           .with_src({UPat::var("s").where(UPat::var("t"), UPat::var("f")),
+                      UPat::var("s").where(UPat::var("tt"), UPat::var("ff"))}),
+       [](const Captures& m) -> UOpPtr {
+         const UOpPtr &t = m["t"], &f = m["f"], &tt = m["tt"], &ff = m["ff"];
+         if (!((t->is_const() && tt->is_const()) || (f->is_const() && ff->is_const())))
+           return nullptr;
+         const Ops op = m.root()->op;
+         return m["s"]->where(t->alu(op, {tt}), f->alu(op, {ff}));
+       }},
+  });
+}
+
+UOpPtr simplify_rec(const UOpPtr& x) { return graph_rewrite(x, symbolic()); }
+
+} // namespace
+
+const PatternMatcher& symbolic_simple() {
+  static const PatternMatcher pm = make_symbolic_simple();
+  return pm;
+}
+
+const PatternMatcher& symbolic() {
+  static const PatternMatcher pm = symbolic_simple() + make_symbolic_extra();
+  return pm;
+}
+
+UOpPtr simplify(const UOpPtr& x) { return graph_rewrite(x, symbolic()); }
+
+} // namespace tg
