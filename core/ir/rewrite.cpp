@@ -9,7 +9,7 @@
 // `replace` memoizes finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
-#include <unordered_map>
+#include <cstdint>
 #include <unordered_set>
 
 #include "tg/env.hpp"
@@ -25,6 +25,56 @@ struct Frame {
   UOpPtr new_n; // what n is (being) turned into
   int stage;
   size_t depth; // rewrites that led here
+};
+
+// Node -> replacement, open addressing keyed by node address. A node present with a null
+// value is in progress (its sources are being rewritten). Entries are never removed; each
+// holds its key alive so an address cannot be reused while the rewrite runs.
+class NodeMap {
+public:
+  struct Slot {
+    const UOp* key = nullptr;
+    UOpPtr keep; // the key, strongly
+    UOpPtr value;
+  };
+
+  NodeMap() : slots_(1024) {}
+
+  Slot* find(const UOp* k) {
+    for (size_t i = home(k);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].key == k) return &slots_[i];
+      if (slots_[i].key == nullptr) return nullptr;
+    }
+  }
+  Slot& insert(const UOpPtr& k) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    Slot& s = probe(k.get());
+    if (s.key == nullptr) {
+      s.key = k.get();
+      s.keep = k;
+      ++used_;
+    }
+    return s;
+  }
+
+private:
+  size_t home(const UOp* k) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(k) >> 4) * 0x9E3779B97F4A7C15ULL) &
+           (slots_.size() - 1);
+  }
+  Slot& probe(const UOp* k) {
+    size_t i = home(k);
+    while (slots_[i].key != nullptr && slots_[i].key != k) i = (i + 1) & (slots_.size() - 1);
+    return slots_[i];
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    for (Slot& s : old)
+      if (s.key != nullptr) probe(s.key) = std::move(s);
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 class Rewriter {
@@ -51,17 +101,19 @@ public:
   }
 
 private:
-  const UOpPtr& lookup(const UOpPtr& n) const {
-    auto it = replace_.find(n);
-    if (it == replace_.end())
-      throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
-    return it->second;
+  bool done(const UOpPtr& n) {
+    NodeMap::Slot* s = nodes_.find(n.get());
+    return s != nullptr && s->value;
   }
 
-  void link(const UOpPtr& n, const UOpPtr& result) {
-    replace_.emplace(n, result);
-    visiting_.erase(n.get());
+  const UOpPtr& lookup(const UOpPtr& n) {
+    NodeMap::Slot* s = nodes_.find(n.get());
+    if (s == nullptr || !s->value)
+      throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
+    return s->value;
   }
+
+  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n).value = result; }
 
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
@@ -81,8 +133,9 @@ private:
   }
 
   void stage0(Frame& f) {
-    if (replace_.count(f.n)) return; // done through another parent
-    if (visiting_.count(f.n.get()))
+    NodeMap::Slot* seen_before = nodes_.find(f.n.get());
+    if (seen_before != nullptr && seen_before->value) return; // done through another parent
+    if (seen_before != nullptr)
       throw RewriteError("graph_rewrite did not reach a fixed point: " + f.n->str() +
                          " was rewritten into a graph that contains itself (the rules cycle)");
     UOpPtr cur = f.new_n;
@@ -97,11 +150,11 @@ private:
         ++depth;
       }
     }
-    visiting_.insert(f.n.get());
+    nodes_.insert(f.n); // in progress
     const UOp& node = *cur;
     stack_.push_back({f.n, cur, 1, depth});
     for (size_t i = node.src.size(); i-- > 0;)
-      if (!replace_.count(node.src[i])) stack_.push_back({node.src[i], node.src[i], 0, depth});
+      if (!done(node.src[i])) stack_.push_back({node.src[i], node.src[i], 0, depth});
   }
 
   void stage1(Frame& f) {
@@ -128,8 +181,7 @@ private:
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
   std::vector<Frame> stack_;
-  std::unordered_map<UOpPtr, UOpPtr> replace_;
-  std::unordered_set<const UOp*> visiting_;
+  NodeMap nodes_;
 };
 
 } // namespace

@@ -7,6 +7,7 @@
 // the dying node then finds no entry of its own to remove. Destruction is iterative: freeing
 // a node queues its sources instead of recursing, so dropping a chain of millions of nodes
 // uses constant stack.
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -26,15 +27,15 @@ inline size_t mix(size_t h, size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-size_t node_hash(Ops op, DType dtype, const std::vector<UOpPtr>& src, const Arg& arg) {
+size_t node_hash(Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
   size_t h = mix(static_cast<size_t>(op), dtype.hash());
   for (const UOpPtr& s : src) h = mix(h, std::hash<const void*>()(s.get()));
   return mix(h, arg_hash(arg));
 }
 
-bool same_content(const UOp& u, Ops op, DType dtype, const std::vector<UOpPtr>& src,
-                  const Arg& arg) {
-  return u.op == op && u.dtype == dtype && u.src == src && arg_equal(u.arg, arg);
+bool same_content(const UOp& u, Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
+  return u.op == op && u.dtype == dtype &&
+         std::equal(u.src.begin(), u.src.end(), src.begin(), src.end()) && arg_equal(u.arg, arg);
 }
 
 } // namespace
@@ -81,7 +82,10 @@ struct UOpTable {
     return *table;
   }
 
-  static UOpPtr intern(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+  // Looks `src` up as a span, so a hit allocates nothing; a miss takes the sources from
+  // `owned` when given (moved) or copies them.
+  static UOpPtr intern(Ops op, DType dtype, std::span<const UOpPtr> src, std::vector<UOpPtr>* owned,
+                       Arg&& arg) {
     size_t h = node_hash(op, dtype, src, arg);
     Shard& sh = get().shard(h);
     std::lock_guard lock(sh.mu);
@@ -93,7 +97,9 @@ struct UOpTable {
     }
     // Built under the lock so no other thread can intern a twin meanwhile. A constructor
     // that throws (a shape error) leaves the table untouched.
-    UOp* node = new UOp(op, dtype, std::move(src), std::move(arg), h);
+    UOp* node =
+        new UOp(op, dtype, owned ? std::move(*owned) : std::vector<UOpPtr>(src.begin(), src.end()),
+                std::move(arg), h);
     node->refs_.store(1, std::memory_order_relaxed);
     if (sh.count >= sh.buckets.size()) sh.grow();
     UOp*& head = sh.head(h);
@@ -148,14 +154,24 @@ bool UOp::try_retain() const noexcept {
 
 size_t UOp::live_count() { return g_live_nodes.load(std::memory_order_relaxed); }
 
-UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<const UOpPtr> src, std::vector<UOpPtr>* owned,
+                      Arg&& arg) {
   for (size_t i = 0; i < src.size(); ++i)
     if (!src[i])
       throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
                       std::to_string(i) + " is null");
-  UOpPtr u = UOpTable::intern(op, dtype, std::move(src), std::move(arg));
+  UOpPtr u = UOpTable::intern(op, dtype, src, owned, std::move(arg));
   if (spec_checking()) verify_node(*u);
   return u;
+}
+
+UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
+  return make_impl(op, dtype, src, &src, std::move(arg));
+}
+
+UOpPtr UOp::make(Ops op, DType dtype, std::initializer_list<UOpPtr> src, Arg arg) {
+  return make_impl(op, dtype, std::span<const UOpPtr>(src.begin(), src.size()), nullptr,
+                   std::move(arg));
 }
 
 UOpPtr UOp::const_(DType dtype, ConstValue v) {

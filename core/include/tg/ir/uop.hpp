@@ -89,7 +89,9 @@ public:
 
   // The one way to build a node: returns the interned node for (op, dtype, src, arg).
   // With SPEC=1 (or spec checking enabled in code) a node the spec forbids raises SpecError.
-  static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
+  static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg = {});
+  // The same from a braced list; allocates nothing when the node exists already.
+  static UOpPtr make(Ops op, DType dtype, std::initializer_list<UOpPtr> src = {}, Arg arg = {});
 
   // Convenience constructors.
   static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
@@ -147,6 +149,8 @@ private:
   friend class UOpPtr;
   friend struct UOpTable;
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
+  static UOpPtr make_impl(Ops op, DType dtype, std::span<const UOpPtr> src,
+                          std::vector<UOpPtr>* owned, Arg&& arg);
   ~UOp();
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() const noexcept;
