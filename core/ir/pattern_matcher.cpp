@@ -5,10 +5,12 @@
 // and a rule's callback is the last continuation. The first callback that returns a node
 // ends the search. Captures live in one flat vector that is truncated on backtrack.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <numeric>
+#include <span>
 
 #include "tg/env.hpp"
 #include "tg/ir/pattern_matcher.hpp"
@@ -45,7 +47,7 @@ using Cont = FnRef<bool(Captures&)>;
 bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont);
 
 // Matches pats[i..] against n's sources in the order `order` gives.
-bool match_seq(const std::vector<const UPat*>& pats, const UOp& n, const size_t* order, size_t i,
+bool match_seq(std::span<const UPat* const> pats, const UOp& n, const size_t* order, size_t i,
                Captures& caps, Cont cont) {
   if (i == pats.size()) return cont(caps);
   auto next = [&](Captures& c) { return match_seq(pats, n, order, i + 1, c, cont); };
@@ -56,19 +58,32 @@ bool match_src(const UPat::Data& d, const UOpPtr& n, Captures& caps, Cont cont) 
   using Src = UPat::Data::Src;
   const size_t ns = n->src.size();
   if (d.src_mode == Src::Any) return cont(caps);
-  std::vector<const UPat*> pats;
-  if (d.src_mode == Src::Repeated) {
-    pats.assign(ns, &d.src[0]);
-  } else {
-    if (d.any_len ? ns < d.src.size() : ns != d.src.size()) return false;
-    for (const UPat& s : d.src) pats.push_back(&s);
+  const size_t np = d.src_mode == Src::Repeated ? ns : d.src.size();
+  if (d.src_mode != Src::Repeated && (d.any_len ? ns < np : ns != np)) return false;
+  // Patterns have a handful of sources: keep the work arrays on the stack (matching runs for
+  // every rule attempt); only a repeated pattern over a wide node needs the heap.
+  constexpr size_t kInline = 8;
+  std::array<const UPat*, kInline> pat_buf;
+  std::array<size_t, kInline> order_buf;
+  std::vector<const UPat*> pat_heap;
+  std::vector<size_t> order_heap;
+  const UPat** pats = pat_buf.data();
+  size_t* order = order_buf.data();
+  if (np > kInline) {
+    pat_heap.resize(np);
+    order_heap.resize(np);
+    pats = pat_heap.data();
+    order = order_heap.data();
   }
-  std::vector<size_t> order(pats.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (d.src_mode != Src::Permuted) return match_seq(pats, *n, order.data(), 0, caps, cont);
+  for (size_t i = 0; i < np; ++i) {
+    pats[i] = d.src_mode == Src::Repeated ? &d.src[0] : &d.src[i];
+    order[i] = i;
+  }
+  std::span<const UPat* const> pspan(pats, np);
+  if (d.src_mode != Src::Permuted) return match_seq(pspan, *n, order, 0, caps, cont);
   do {
-    if (match_seq(pats, *n, order.data(), 0, caps, cont)) return true;
-  } while (std::next_permutation(order.begin(), order.end()));
+    if (match_seq(pspan, *n, order, 0, caps, cont)) return true;
+  } while (std::next_permutation(order, order + np));
   return false;
 }
 

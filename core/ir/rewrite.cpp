@@ -38,7 +38,7 @@ public:
     UOpPtr value;
   };
 
-  NodeMap() : slots_(1024) {}
+  NodeMap() : slots_(64) {}
 
   Slot* find(const UOp* k) {
     for (size_t i = home(k);; i = (i + 1) & (slots_.size() - 1)) {
@@ -113,7 +113,8 @@ private:
     return s->value;
   }
 
-  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n).value = result; }
+  // `result` by value: it may refer into the map, which insert() can grow.
+  void link(const UOpPtr& n, UOpPtr result) { nodes_.insert(n).value = std::move(result); }
 
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
