@@ -31,6 +31,16 @@ TEST_SUITE("ir.rewrite") {
     CHECK(graph_rewrite(s, fold()) == UOp::sink({a, a + 2}));
   }
 
+  TEST_CASE("a wide graph where every node is rewritten (the node map grows while linking)") {
+    std::vector<UOpPtr> wide, want;
+    for (int i = 0; i < 5000; ++i) {
+      UOpPtr v = UOp::variable("w" + std::to_string(i), 0, 9);
+      wide.push_back((v + 0) * 1);
+      want.push_back(v);
+    }
+    CHECK(graph_rewrite(UOp::sink(wide), fold()) == UOp::sink(want));
+  }
+
   TEST_CASE("an unchanged graph comes back as the same node") {
     UOpPtr e = var("a") * 3 + var("b");
     CHECK(graph_rewrite(e, fold()) == e);
