@@ -1,0 +1,111 @@
+#pragma once
+// The C++ interfaces a device plugin implements, in the spirit of tinygrad's Compiled device:
+// an Allocator, Renderers (linearized UOps -> source), a Compiler per renderer (source ->
+// binary), Programs (binary -> something launchable), and an in-order Queue with timeline
+// signals so launches are asynchronous. Objects created by a plugin are destroyed through
+// their virtual destructors while the plugin's library is loaded (the core guarantees it).
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tg/ir/uop.hpp"
+
+namespace tg {
+
+// An opaque device address: a host pointer on CPU, a CUdeviceptr on CUDA, ...
+using DevicePtr = uint64_t;
+
+class Allocator {
+public:
+  virtual ~Allocator() = default;
+  virtual DevicePtr alloc(size_t bytes) = 0; // throws tg::Error when out of memory
+  virtual void free(DevicePtr p, size_t bytes) = 0;
+  virtual void copy_in(DevicePtr dst, const void* src, size_t bytes) = 0;  // host -> device
+  virtual void copy_out(void* dst, DevicePtr src, size_t bytes) = 0;       // device -> host
+  // A view `offset` bytes into `base` (no copy). Devices with flat addresses add.
+  virtual DevicePtr offset(DevicePtr base, size_t offset) { return base + offset; }
+};
+
+// What a renderer's target can do; codegen passes read these.
+struct RendererCaps {
+  bool has_local = false;   // work groups (GPU)
+  bool has_shared = false;  // shared/local memory
+  bool supports_float4 = true;
+  bool supports_half = true; // float16 arithmetic (else emulated in float32)
+  std::array<int64_t, 3> global_max{0x7fffffff, 0, 0}; // 0: dimension absent
+  std::array<int64_t, 3> local_max{0, 0, 0};
+  int64_t shared_max = 0;
+  std::vector<std::string> tensor_cores; // names, empty when none
+};
+
+// Turns one linearized kernel (docs/KERNEL_IR.md) into source for its compiler.
+class Renderer {
+public:
+  virtual ~Renderer() = default;
+  virtual std::string name() const = 0; // "LLVM", "C", "CUDA", ...
+  virtual const RendererCaps& caps() const = 0;
+  virtual std::string render(const std::string& kernel_name, std::span<const UOpPtr> uops) = 0;
+};
+
+class Compiler {
+public:
+  virtual ~Compiler() = default;
+  // Part of the on-disk cache key: changes whenever the same source would compile differently
+  // (compiler version, target CPU/arch, flags).
+  virtual std::string identity() const = 0;
+  virtual std::vector<uint8_t> compile(const std::string& source) = 0; // throws tg::Error
+  virtual std::string disassemble(std::span<const uint8_t> /*binary*/) { return {}; }
+};
+
+// Arguments of one launch: buffers in PARAM slot order, DEFINE_VAR values in the order the
+// kernel lists them, and the global/local work sizes.
+struct LaunchArgs {
+  std::vector<DevicePtr> buffers;
+  std::vector<int64_t> vars;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{1, 1, 1};
+};
+
+class Program {
+public:
+  virtual ~Program() = default;
+  // Runs to completion on the calling thread. Returns the kernel's time in seconds when
+  // `timed` (0 otherwise).
+  virtual double run(const LaunchArgs& args, bool timed) = 0;
+};
+
+// An in-order queue on a timeline: work runs in submission order, off the caller's thread
+// where the device allows, and `signal(v)` marks the point after which `wait(v)` returns.
+class Queue {
+public:
+  virtual ~Queue() = default;
+  virtual void exec(std::shared_ptr<Program> prg, LaunchArgs args) = 0;
+  virtual void copy_in(DevicePtr dst, std::vector<uint8_t> data) = 0;
+  virtual void copy_out(void* dst, DevicePtr src, size_t bytes) = 0; // dst valid until waited
+  virtual uint64_t signal() = 0;          // the timeline value that completes with this point
+  virtual void wait(uint64_t value) = 0;  // blocks until the timeline reaches value; rethrows
+                                          // the first error a queued command raised
+  virtual uint64_t completed() const = 0; // the last value reached
+  void synchronize() { wait(signal()); }
+};
+
+// One device instance (DEV=CPU, DEV=CUDA:1 ...), created by a plugin.
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0; // "CPU"
+  virtual Allocator& allocator() = 0;
+  virtual std::vector<std::string> renderers() const = 0; // first is the default
+  virtual Renderer& renderer(const std::string& name) = 0; // throws tg::Error naming choices
+  virtual Compiler& compiler(const std::string& renderer_name) = 0;
+  virtual std::shared_ptr<Program> load(const std::string& kernel_name,
+                                        std::span<const uint8_t> binary) = 0;
+  virtual Queue& queue() = 0;
+};
+
+} // namespace tg
