@@ -1,0 +1,26 @@
+#pragma once
+// Compiler for renderer "C": runs clang-19 (-O2 -march=native -fwrapv -ffp-contract=off
+// -shared -fPIC) on the source; the shared object's bytes are the binary, which the device
+// writes to a temporary file and dlopen()s. DEBUG>=4 prints the source, DEBUG>=7 the assembly
+// (clang -S).
+#include "tg/plugin/device.hpp"
+
+namespace tg::cpu {
+
+// The clang-19 executable: /usr/bin/clang-19 or /usr/lib/llvm-19/bin/clang; "" when neither.
+std::string find_clang();
+
+class ClangCompiler : public Compiler {
+public:
+  ClangCompiler();
+  std::string identity() const override { return identity_; }
+  std::vector<uint8_t> compile(const std::string& source) override;
+  std::string assembly(const std::string& source);
+
+private:
+  std::string clang_; // found lazily: the C renderer is optional, LLVM is the default
+  std::string identity_;
+  const std::string& clang_path();
+};
+
+} // namespace tg::cpu

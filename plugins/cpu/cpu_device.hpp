@@ -1,0 +1,44 @@
+#pragma once
+// The CPU device: host allocator, renderers LLVM (default) and C, their compilers, program
+// loading by binary kind (see loaders.hpp) and the worker-thread queue. CPU_THREADS is read
+// when the device is created.
+#include <memory>
+#include <mutex>
+
+#include "clang_compiler.hpp"
+#include "cpu_queue.hpp"
+#include "host_allocator.hpp"
+#include "llvm_compiler.hpp"
+#include "llvm_renderer.hpp"
+#include "loaders.hpp"
+#include "tg/plugin/c_renderer.hpp"
+
+namespace tg::cpu {
+
+class CpuDevice : public Device {
+public:
+  CpuDevice();
+  ~CpuDevice() override;
+  std::string name() const override { return "CPU"; }
+  Allocator& allocator() override { return allocator_; }
+  std::vector<std::string> renderers() const override { return {"LLVM", "C"}; }
+  Renderer& renderer(const std::string& name) override;
+  Compiler& compiler(const std::string& renderer_name) override;
+  std::shared_ptr<Program> load(const std::string& kernel_name,
+                                std::span<const uint8_t> binary) override;
+  Queue& queue() override;
+  int threads() const { return runtime_->threads(); }
+
+private:
+  HostAllocator allocator_;
+  LlvmRenderer llvm_renderer_;
+  CRenderer c_renderer_;
+  std::shared_ptr<CpuRuntime> runtime_;
+  std::mutex mu_; // the lazily created parts below
+  std::unique_ptr<LlvmCompiler> llvm_compiler_;
+  std::unique_ptr<ClangCompiler> clang_compiler_;
+  std::unique_ptr<JitHost> jit_;
+  std::unique_ptr<CpuQueue> queue_;
+};
+
+} // namespace tg::cpu

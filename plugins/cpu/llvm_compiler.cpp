@@ -1,0 +1,113 @@
+// LLVM IR -> optimized object file, in process.
+#include "llvm_compiler.hpp"
+
+#include <cstdio>
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include "tg/env.hpp"
+#include "tg/error.hpp"
+
+namespace tg::cpu {
+
+void init_llvm_native() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+LlvmCompiler::LlvmCompiler() {
+  init_llvm_native();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    throw Error("CPU plugin: LLVM cannot describe this host (" + llvm::toString(jtmb.takeError()) +
+                "); is LLVM 19's native target installed?");
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default); // -O2
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm)
+    throw Error("CPU plugin: LLVM cannot create a target machine: " +
+                llvm::toString(tm.takeError()));
+  tm_ = std::move(*tm);
+  identity_ = "llvm-" LLVM_VERSION_STRING "/" + tm_->getTargetTriple().str() + "/" +
+              tm_->getTargetCPU().str() + "/" + tm_->getTargetFeatureString().str() + "/O2";
+}
+
+LlvmCompiler::~LlvmCompiler() = default;
+
+std::vector<uint8_t> LlvmCompiler::compile(const std::string& source) {
+  if (getenv_int("DEBUG") >= 4) std::fprintf(stderr, "%s\n", source.c_str());
+  if (getenv_int("DEBUG") >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
+  return emit(source, false);
+}
+
+std::string LlvmCompiler::assembly(const std::string& source) {
+  auto bytes = emit(source, true);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::vector<uint8_t> LlvmCompiler::emit(const std::string& source, bool as_assembly) {
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, "kernel.ll"), diag, ctx);
+  if (!mod) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    diag.print("kernel.ll", os, false);
+    throw Error("LLVM compiler: the kernel's IR does not parse: " + os.str() +
+                "(a renderer bug; DEBUG=4 prints the IR)");
+  }
+  std::string verify_msg;
+  llvm::raw_string_ostream vos(verify_msg);
+  if (llvm::verifyModule(*mod, &vos))
+    throw Error("LLVM compiler: the kernel's IR is invalid: " + vos.str() +
+                "(a renderer bug; DEBUG=4 prints the IR)");
+
+  std::lock_guard lock(mu_);
+  mod->setDataLayout(tm_->createDataLayout());
+  mod->setTargetTriple(tm_->getTargetTriple().str());
+
+  // -O2, with the target's cost model so the vectorizers use AVX2 widths.
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm_.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(*mod, mam);
+
+  llvm::SmallVector<char, 0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  const auto kind =
+      as_assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile;
+  if (tm_->addPassesToEmitFile(pm, os, nullptr, kind))
+    throw Error("LLVM compiler: this target cannot emit " +
+                std::string(as_assembly ? "assembly" : "objects"));
+  pm.run(*mod);
+  return std::vector<uint8_t>(out.begin(), out.end());
+}
+
+} // namespace tg::cpu

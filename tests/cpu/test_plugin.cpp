@@ -1,0 +1,52 @@
+// The CPU plugin as users get it: libtg-cpu.so found and loaded by the device registry.
+#include <doctest/doctest.h>
+
+#include "cpu_test_util.hpp"
+#include "tg/device_registry.hpp"
+
+using namespace tg;
+using namespace tg::cpu::test;
+
+TEST_SUITE("cpu.plugin") {
+
+  TEST_CASE("the registry loads libtg-cpu.so and its device runs a kernel through both renderers") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(TG_CPU_PLUGIN_DIR);
+    auto infos = reg.plugins();
+    const PluginInfo* cpu = nullptr;
+    for (const auto& p : infos)
+      if (p.name == "cpu") cpu = &p;
+    REQUIRE(cpu != nullptr);
+    CHECK(cpu->state == PluginState::available);
+    CHECK(cpu->renderers == std::vector<std::string>{"LLVM", "C"});
+    std::shared_ptr<Device> dev = reg.open("CPU");
+    REQUIRE(dev);
+    CHECK(dev->name() == "CPU");
+    const int64_t n = 100;
+    Linear k;
+    auto out = k.add(param(0, dtypes::int32, n));
+    auto a = k.add(param(1, dtypes::int32, n));
+    auto g = k.add(special("gidx0", n));
+    k.add(store(index(out, g), load(index(a, g)) * 3 - g));
+    std::vector<int32_t> av(n);
+    for (int64_t i = 0; i < n; ++i) av[i] = static_cast<int32_t>(i * i);
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      auto prg = dev->load("k", dev->compiler(rn).compile(dev->renderer(rn).render("k", k.list())));
+      Allocator& al = dev->allocator();
+      DevicePtr o = al.alloc(n * 4), in = al.alloc(n * 4);
+      al.copy_in(in, av.data(), n * 4);
+      LaunchArgs args;
+      args.buffers = {o, in};
+      args.global = {n, 1, 1};
+      dev->queue().exec(prg, args);
+      std::vector<int32_t> res(n);
+      dev->queue().copy_out(res.data(), o, n * 4);
+      dev->queue().synchronize();
+      for (int64_t i = 0; i < n; ++i) REQUIRE(res[i] == av[i] * 3 - i);
+      al.free(o, n * 4);
+      al.free(in, n * 4);
+    }
+  }
+
+} // TEST_SUITE

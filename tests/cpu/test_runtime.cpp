@@ -1,0 +1,184 @@
+// The CPU runtime: allocator, queue, threads, errors, debug output.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cstdlib>
+
+#include "cpu_test_util.hpp"
+#include "runtime.hpp"
+#include "tg/error.hpp"
+
+using namespace tg;
+using namespace tg::cpu::test;
+
+namespace {
+
+// out[i] = out[i] * 2 + 1 over n items.
+std::vector<UOpPtr> step_kernel(int64_t n) {
+  Linear k;
+  auto out = k.add(param(0, dtypes::int32, n));
+  auto g = k.add(special("gidx0", n));
+  auto idx = index(out, g);
+  k.add(store(idx, load(idx) * 2 + 1));
+  return k.list();
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_SUITE("cpu.runtime") {
+
+  TEST_CASE("the allocator returns 64-byte aligned memory and copies in and out") {
+    Allocator& a = device().allocator();
+    for (size_t bytes :
+         {size_t{0}, size_t{1}, size_t{3}, size_t{64}, size_t{1000}, size_t{1} << 20}) {
+      DevicePtr p = a.alloc(bytes);
+      CHECK(p % 64 == 0);
+      std::vector<uint8_t> in(bytes), out(bytes);
+      for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i * 31);
+      a.copy_in(p, in.data(), bytes);
+      a.copy_out(out.data(), p, bytes);
+      CHECK(in == out);
+      a.free(p, bytes);
+    }
+  }
+
+  TEST_CASE("the device lists LLVM first and names the choices for an unknown renderer") {
+    CHECK(device().renderers() == std::vector<std::string>{"LLVM", "C"});
+    CHECK(device().name() == "CPU");
+    CHECK_THROWS_WITH_AS(device().renderer("PTX"),
+                         doctest::Contains("choose LLVM (the default) or C"), tg::Error);
+  }
+
+  TEST_CASE("the queue runs commands in order, off the caller's thread") {
+    auto& dev = device();
+    const int64_t n = 4096;
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      auto prg = dev.load(
+          "step", dev.compiler(rn).compile(dev.renderer(rn).render("step", step_kernel(n))));
+      Allocator& a = dev.allocator();
+      DevicePtr buf = a.alloc(n * 4);
+      Queue& q = dev.queue();
+      std::vector<int32_t> init(n, 0), out(n, -7);
+      std::vector<uint8_t> bytes(n * 4);
+      std::memcpy(bytes.data(), init.data(), bytes.size());
+      q.copy_in(buf, bytes);
+      LaunchArgs args;
+      args.buffers = {buf};
+      args.global = {n, 1, 1};
+      for (int i = 0; i < 5; ++i) q.exec(prg, args); // x -> 2x+1 five times: 31
+      q.copy_out(out.data(), buf, n * 4);
+      const uint64_t v = q.signal();
+      q.wait(v);
+      CHECK(q.completed() >= v);
+      for (int64_t i = 0; i < n; ++i) REQUIRE(out[i] == 31);
+      a.free(buf, n * 4);
+    }
+  }
+
+  TEST_CASE("the queue does not block the caller and wait() rethrows a command's error") {
+    auto& q = dynamic_cast<tg::cpu::CpuQueue&>(device().queue());
+    std::atomic<bool> release{false}, ran_after{false};
+    q.submit([&] {
+      while (!release.load()) std::this_thread::yield();
+    });
+    q.submit([] { throw tg::Error("kernel exploded"); });
+    q.submit([&] { ran_after = true; });
+    const uint64_t v = q.signal();
+    CHECK(q.completed() < v); // the first command is still spinning: submit returned anyway
+    release = true;
+    CHECK_THROWS_WITH_AS(q.wait(v), "kernel exploded", tg::Error);
+    CHECK(ran_after.load());
+    q.synchronize(); // the error was reported once
+  }
+
+  TEST_CASE("CPU_THREADS caps the threads a launch uses") {
+    setenv("CPU_THREADS", "1", 1);
+    tg::cpu::CpuDevice dev;
+    unsetenv("CPU_THREADS");
+    CHECK(dev.threads() == 1);
+    const int64_t n = 1 << 16;
+    auto bin = dev.compiler("LLVM").compile(dev.renderer("LLVM").render("step", step_kernel(n)));
+    auto prg = dev.load("step", bin);
+    DevicePtr buf = dev.allocator().alloc(n * 4);
+    LaunchArgs args;
+    args.buffers = {buf};
+    args.global = {n, 1, 1};
+    for (int i = 0; i < 20; ++i) prg->run(args, false);
+    CHECK(std::popcount(dynamic_cast<tg::cpu::CpuProgram&>(*prg).thread_mask()) == 1);
+    dev.allocator().free(buf, n * 4);
+
+    setenv("CPU_THREADS", "-2", 1);
+    CHECK_THROWS_WITH_AS(tg::cpu::CpuDevice(), doctest::Contains("CPU_THREADS=-2 is out of range"),
+                         tg::Error);
+    unsetenv("CPU_THREADS");
+  }
+
+  TEST_CASE("a launch spreads over no more threads than the device has, and times when asked") {
+    auto& dev = device();
+    const int64_t n = 1 << 18;
+    auto prg = dev.load(
+        "step", dev.compiler("C").compile(dev.renderer("C").render("step", step_kernel(n))));
+    DevicePtr buf = dev.allocator().alloc(n * 4);
+    LaunchArgs args;
+    args.buffers = {buf};
+    args.global = {n, 1, 1};
+    double t = 0;
+    for (int i = 0; i < 10; ++i) t += prg->run(args, true);
+    CHECK(t > 0);
+    CHECK(std::popcount(dynamic_cast<tg::cpu::CpuProgram&>(*prg).thread_mask()) <= dev.threads());
+    dev.allocator().free(buf, n * 4);
+  }
+
+  TEST_CASE("rendering an unsupported node raises a tg::Error naming it") {
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      auto& r = device().renderer(rn);
+      {
+        Linear k;
+        auto out = k.add(param(0, dtypes::uint64, 1));
+        auto t = UOp::make(Ops::THREEFRY, dtypes::uint64,
+                           {cnst(dtypes::uint64, 1), cnst(dtypes::uint64, 2)});
+        k.add(store(index(out, ci(0)), t));
+        try {
+          r.render("bad", k.list());
+          FAIL("THREEFRY rendered");
+        } catch (const tg::Error& e) {
+          CHECK(contains(e.what(), "cannot render UOp(Ops.THREEFRY, uint64"));
+          CHECK(contains(e.what(), "codegen must lower or decompose it first"));
+        }
+      }
+      {
+        Linear k;
+        auto out = k.add(param(0, dtypes::int32, 4));
+        auto l = k.add(special("lidx0", 4));
+        k.add(store(index(out, l), l));
+        CHECK_THROWS_WITH_AS(r.render("bad", k.list()),
+                             doctest::Contains("UOp(Ops.SPECIAL, int32, arg='lidx0'"), tg::Error);
+      }
+    }
+  }
+
+  TEST_CASE("a binary that is not a CPU kernel is refused with the reason") {
+    const std::vector<uint8_t> junk{1, 2, 3, 4};
+    CHECK_THROWS_WITH_AS(device().load("k", junk), doctest::Contains("neither an ELF object"),
+                         tg::Error);
+  }
+
+  TEST_CASE("compiler identities name the toolchain and the host CPU") {
+    CHECK(contains(device().compiler("LLVM").identity(), "llvm-19"));
+    CHECK(contains(device().compiler("C").identity(), "clang-19"));
+  }
+
+  TEST_CASE("the LLVM compiler emits assembly for DEBUG=7") {
+    auto& c = dynamic_cast<tg::cpu::LlvmCompiler&>(device().compiler("LLVM"));
+    const std::string asm_text =
+        c.assembly(device().renderer("LLVM").render("step", step_kernel(64)));
+    CHECK(contains(asm_text, "step:"));
+  }
+
+} // TEST_SUITE
