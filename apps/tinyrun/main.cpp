@@ -1,10 +1,14 @@
-// tinyrun: the one command line of tinygrad-cpp. Today it reports what it is built with and
-// exercises the IR; `llm`, `mnist`, `cifar`, `bert`, `plugins` and `bench` join it as the
-// engine and the device plugins land.
+// tinyrun: the one command line of tinygrad-cpp. Today it reports what it is built with, lists
+// the device plugins and exercises the IR; `llm`, `mnist`, `cifar`, `bert` and `bench` join it
+// as the engine lands.
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "demo_kernel.hpp"
+#include "tg/device_registry.hpp"
+#include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/symbolic.hpp"
@@ -12,10 +16,14 @@
 namespace {
 
 void usage(FILE* to) {
-  std::fprintf(to, "usage: tinyrun [command]\n"
-                   "  (none)    print the version, the devices found and run a small computation\n"
-                   "  version   print the version\n"
-                   "  simplify  simplify an index expression and print both forms\n");
+  std::fprintf(to,
+               "usage: tinyrun [command]\n"
+               "  (none)    print the version and the devices found, run a small kernel on the\n"
+               "            device DEV selects (DEV=CPU, DEV=CPU:C; default: the best found)\n"
+               "            and simplify an index expression\n"
+               "  version   print the version\n"
+               "  plugins   list every device plugin found, loaded or not and why\n"
+               "  simplify  simplify an index expression and print both forms\n");
 }
 
 // The index arithmetic a scheduler emits for reading a (4, 8) buffer through a reshape to
@@ -33,6 +41,41 @@ int simplify_demo() {
   return 0;
 }
 
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Every manifest found, in search order, each loaded and probed.
+int plugins_command() {
+  tg::DeviceRegistry& registry = tg::DeviceRegistry::global();
+  std::printf("plugin search path (in order):\n");
+  for (const auto& p : registry.search_path()) std::printf("  %s\n", p.string().c_str());
+  std::vector<tg::PluginInfo> found = registry.plugins();
+  if (found.empty()) std::printf("no plugins found\n");
+  for (const tg::PluginInfo& p : found) {
+    std::printf("\n%s: %s\n", p.name.c_str(), std::string(tg::to_string(p.state)).c_str());
+    std::printf("  library   %s\n", p.library_path.string().c_str());
+    if (!p.manifest_path.empty()) std::printf("  manifest  %s\n", p.manifest_path.string().c_str());
+    std::printf("  version   %s\n", p.version.c_str());
+    std::printf("  abi       %s\n", p.abi.c_str());
+    std::printf("  devices   %s (renderers %s, priority %d)\n", join(p.devices).c_str(),
+                join(p.renderers).c_str(), p.priority);
+    if (!p.requirements.empty()) std::printf("  requires  %s\n", join(p.requirements).c_str());
+    if (!p.reason.empty()) std::printf("  why       %s\n", p.reason.c_str());
+  }
+  return 0;
+}
+
+void print_devices() {
+  std::vector<std::string> devices = tg::DeviceRegistry::global().available_devices();
+  if (devices.empty())
+    std::printf("devices: none found (run `tinyrun plugins` to see why)\n");
+  else
+    std::printf("devices: %s\n", join(devices).c_str());
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -47,14 +90,22 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "simplify") return simplify_demo();
+    if (cmd == "plugins") return plugins_command();
     if (!cmd.empty()) {
       std::fprintf(stderr, "tinyrun: unknown command '%s'\n", cmd.c_str());
       usage(stderr);
       return 2;
     }
     std::printf("tinyrun %s\n", TG_VERSION);
-    std::printf("devices: none yet (device plugins are not part of this build)\n");
-    return simplify_demo();
+    print_devices();
+    // DEV picks the device (an explicit request that cannot be served fails with the reasons);
+    // without it the best available device runs the kernel.
+    std::shared_ptr<tg::Device> device = tg::DeviceRegistry::global().default_device();
+    const std::string dev = tg::getenv_str("DEV");
+    const std::string renderer =
+        tg::resolve_renderer(*device, dev.empty() ? tg::DeviceSpec{} : tg::DeviceSpec::parse(dev));
+    int rc = tinyrun::run_demo_kernel(*device, renderer);
+    return simplify_demo() | rc;
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "tinyrun: %s\n", e.what());
     return 1;
