@@ -127,6 +127,25 @@ TEST_SUITE("plugins.refusals") {
     CHECK(after.reason == why);
   }
 
+  TEST_CASE("create throws: the exception becomes the reason, the process goes on") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("createthrow"));
+    REQUIRE(reg.plugins().at(0).state == PluginState::available);
+    const std::string why = case_lib("createthrow", "createthrow") +
+                            ": create(\"CREATETHROW\") failed: create threw: device exploded";
+    CHECK_THROWS_WITH_AS(reg.open("createthrow"), doctest::Contains(why.c_str()), Error);
+    CHECK(reg.plugins().at(0).reason == why);
+  }
+
+  TEST_CASE("probe throws: the plugin is unavailable with the exception as its reason") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("probethrow"));
+    PluginInfo p = reg.plugins().at(0);
+    CHECK(p.state == PluginState::unavailable);
+    CHECK(p.reason == case_lib("probethrow", "probethrow") +
+                          ": probe says unavailable: probe threw: driver table corrupt");
+  }
+
   TEST_CASE("an explicit request for a refused plugin lists its reason") {
     DeviceRegistry reg(false);
     reg.add_search_path(case_dir("abitag"));

@@ -10,16 +10,42 @@
 //
 //   #include "tg_plugin_manifest.h"
 //   #include "tg/plugin/define.hpp"
-//   static int probe(char* why, size_t n) noexcept { ... return 1; }
-//   static tg::Device* create(const char* dev, char* why, size_t n) noexcept { ... }
+//   static int probe(char* why, size_t n) { ... return 1; }
+//   static tg::Device* create(const char* dev, char* why, size_t n) { ... }
 //   TG_DEFINE_PLUGIN(probe, create)
 //
 // Everything else in the library has hidden visibility.
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include "tg/plugin/abi.hpp"
 
+// The plugin's probe and create may throw: the generated entry points are noexcept (an
+// exception must not cross the C boundary) and turn any exception into the reason text.
 #define TG_DEFINE_PLUGIN(probe_fn, create_fn)                                                      \
+  namespace {                                                                                      \
+  int tg_plugin_probe_guard(char* why, size_t why_len) noexcept {                                  \
+    try {                                                                                          \
+      return probe_fn(why, why_len);                                                               \
+    } catch (const std::exception& e) {                                                            \
+      tg::plugin::set_reason(why, why_len, (std::string("probe threw: ") + e.what()).c_str());     \
+    } catch (...) {                                                                                \
+      tg::plugin::set_reason(why, why_len, "probe threw a non-standard exception");                \
+    }                                                                                              \
+    return 0;                                                                                      \
+  }                                                                                                \
+  tg::Device* tg_plugin_create_guard(const char* dev, char* why, size_t why_len) noexcept {        \
+    try {                                                                                          \
+      return create_fn(dev, why, why_len);                                                         \
+    } catch (const std::exception& e) {                                                            \
+      tg::plugin::set_reason(why, why_len, (std::string("create threw: ") + e.what()).c_str());    \
+    } catch (...) {                                                                                \
+      tg::plugin::set_reason(why, why_len, "create threw a non-standard exception");               \
+    }                                                                                              \
+    return nullptr;                                                                                \
+  }                                                                                                \
+  }                                                                                                \
   extern "C" __attribute__((visibility("default"))) const tg_plugin_info_v1* tg_plugin_query_v1() { \
     static const tg_plugin_info_v1 info{TG_PLUGIN_MAGIC,                                           \
                                         sizeof(tg_plugin_info_v1),                                 \
@@ -29,8 +55,8 @@
                                         TG_PLUGIN_NAME,                                            \
                                         TG_PLUGIN_VERSION,                                         \
                                         TG_PLUGIN_MANIFEST_JSON,                                   \
-                                        probe_fn,                                                  \
-                                        create_fn};                                                \
+                                        tg_plugin_probe_guard,                                     \
+                                        tg_plugin_create_guard};                                   \
     return &info;                                                                                  \
   }
 
