@@ -27,6 +27,7 @@ build: configure
 
 bench: build
 	$(BUILD)/bench/tg_bench_rewrite
+	$(BUILD)/bench/tg_bench_cpu
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
