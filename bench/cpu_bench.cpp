@@ -1,6 +1,7 @@
 // CPU plugin benchmark: compile time per kernel (LLVM in process vs clang, no compile cache)
 // and launch overhead per kernel (an empty kernel over 10,000 launches, directly through
-// Program::run and through the queue).
+// Program::run and through the queue), and a Graph of 100 empty kernels replayed against
+// 100 queue launches.
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -140,6 +141,43 @@ int main() {
       std::printf("  %-10s %-30s %12.3f\n", r, ("direct, " + what).c_str(), direct);
       std::printf("  %-10s %-30s %12.3f\n", r, ("queue, " + what).c_str(), queued);
     }
+  }
+
+  // A graph of 100 empty kernels against 100 queue launches: "submit" is the caller's time to
+  // hand them over, "total" adds running them and waiting, both per launch.
+  std::printf("\ngraph replay vs queue launches (100 empty kernels, 1 work item, x%d)\n", 200);
+  std::printf("  %-10s %-30s %12s %12s\n", "renderer", "path", "submit us", "total us");
+  const int per_graph = 100, rounds = 200;
+  for (const char* r : {"LLVM", "C"}) {
+    auto prg = dev.load("empty", dev.compiler(r).compile(dev.renderer(r).render("empty", {})));
+    Queue& q = dev.queue();
+    const std::vector<LaunchArgs> args(per_graph, LaunchArgs{});
+    std::vector<GraphLaunch> recorded;
+    for (const LaunchArgs& a : args) recorded.push_back({prg, a});
+    auto g = dev.graph(recorded);
+    for (int warm = 0; warm < 10; ++warm) g->replay(args);
+    q.synchronize();
+    double submit = 0;
+    auto t0 = Clock::now();
+    for (int i = 0; i < rounds; ++i) {
+      const auto s0 = Clock::now();
+      for (int k = 0; k < per_graph; ++k) q.exec(prg, args[k]);
+      submit += seconds_since(s0);
+    }
+    q.synchronize();
+    const double n = double(rounds) * per_graph;
+    std::printf("  %-10s %-30s %12.3f %12.3f\n", r, "queue, 100 exec()", submit / n * 1e6,
+                seconds_since(t0) / n * 1e6);
+    submit = 0;
+    t0 = Clock::now();
+    for (int i = 0; i < rounds; ++i) {
+      const auto s0 = Clock::now();
+      g->replay(args);
+      submit += seconds_since(s0);
+    }
+    q.synchronize();
+    std::printf("  %-10s %-30s %12.3f %12.3f\n", r, "graph, 1 replay() of 100", submit / n * 1e6,
+                seconds_since(t0) / n * 1e6);
   }
   return 0;
 }

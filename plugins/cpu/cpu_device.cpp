@@ -63,4 +63,9 @@ Queue& CpuDevice::queue() {
   return *queue_;
 }
 
+std::shared_ptr<Graph> CpuDevice::graph(std::vector<GraphLaunch> launches) {
+  auto& q = static_cast<CpuQueue&>(queue());
+  return std::make_shared<CpuGraph>(q, std::move(launches));
+}
+
 } // namespace tg::cpu

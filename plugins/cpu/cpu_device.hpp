@@ -1,11 +1,12 @@
 #pragma once
 // The CPU device: host allocator, renderers LLVM (default) and C, their compilers, program
-// loading by binary kind (see loaders.hpp) and the worker-thread queue. CPU_THREADS is read
-// when the device is created.
+// loading by binary kind (see loaders.hpp), the worker-thread queue and graphs replayed on
+// it. CPU_THREADS is read when the device is created.
 #include <memory>
 #include <mutex>
 
 #include "clang_compiler.hpp"
+#include "cpu_graph.hpp"
 #include "cpu_queue.hpp"
 #include "host_allocator.hpp"
 #include "llvm_compiler.hpp"
@@ -27,6 +28,8 @@ public:
   std::shared_ptr<Program> load(const std::string& kernel_name,
                                 std::span<const uint8_t> binary) override;
   Queue& queue() override;
+  // A CpuGraph replaying on queue().
+  std::shared_ptr<Graph> graph(std::vector<GraphLaunch> launches) override;
   int threads() const { return runtime_->threads(); }
 
 private:

@@ -1,6 +1,12 @@
 #include "cpu_queue.hpp"
 
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
+
+#include "tg/error.hpp"
 
 namespace tg::cpu {
 
@@ -44,6 +50,39 @@ void CpuQueue::copy_out(void* dst, DevicePtr src, size_t bytes) {
 
 uint64_t CpuQueue::signal() {
   return submit({}); // an empty command: completes once everything before it has
+}
+
+uint64_t CpuQueue::timestamp() {
+  uint64_t v;
+  {
+    std::lock_guard lock(mu_);
+    v = ++submitted_;
+    stamps_.emplace(v, std::numeric_limits<double>::quiet_NaN());
+    if (stamps_.size() > kMaxTimestamps) stamps_.erase(stamps_.begin());
+    work_.emplace_back(v, [this, v] {
+      const double t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+              .count();
+      std::lock_guard stamp_lock(mu_);
+      if (auto it = stamps_.find(v); it != stamps_.end()) it->second = t;
+    });
+  }
+  cv_work_.notify_one();
+  return v;
+}
+
+double CpuQueue::timestamp_seconds(uint64_t value) {
+  std::lock_guard lock(mu_);
+  auto it = stamps_.find(value);
+  if (it == stamps_.end())
+    throw Error("CPU queue: timeline value " + std::to_string(value) +
+                " is not a timestamp (or is older than the last " + std::to_string(kMaxTimestamps) +
+                " kept); use a value timestamp() returned");
+  if (completed_ < value || std::isnan(it->second))
+    throw Error("CPU queue: timestamp " + std::to_string(value) +
+                " is not reached yet (completed " + std::to_string(completed_) + "); wait(" +
+                std::to_string(value) + ") before reading it");
+  return it->second;
 }
 
 void CpuQueue::wait(uint64_t value) {

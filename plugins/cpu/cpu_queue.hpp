@@ -4,10 +4,13 @@
 // command or signal() gets the next value, and the worker publishes the last value it
 // finished (completed()) under a condition variable. The first error a command raises is kept
 // and rethrown by the next wait(); commands after it still run (they may not depend on it).
+// A timestamp is a command that reads std::chrono::steady_clock when the worker reaches it;
+// the last kMaxTimestamps captures stay readable.
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -25,6 +28,9 @@ public:
   uint64_t signal() override;
   void wait(uint64_t value) override;
   uint64_t completed() const override;
+  uint64_t timestamp() override;
+  double timestamp_seconds(uint64_t value) override; // steady_clock time, in seconds
+  static constexpr size_t kMaxTimestamps = 1 << 16;
   // Any command (tests and the engine's host callbacks).
   uint64_t submit(std::function<void()> fn);
 
@@ -34,6 +40,7 @@ private:
   std::condition_variable cv_work_, cv_done_;
   std::deque<std::pair<uint64_t, std::function<void()>>> work_;
   uint64_t submitted_ = 0, completed_ = 0;
+  std::map<uint64_t, double> stamps_; // timeline value -> seconds (NaN until reached)
   std::exception_ptr error_;
   bool stop_ = false;
   std::thread thread_;

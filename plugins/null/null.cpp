@@ -1,14 +1,19 @@
 // The NULL device: the renderer writes the linearized kernel as text, one uop per line; the
 // compiler returns the source bytes; programs do nothing; buffers are fake addresses that are
-// never dereferenced; the queue completes everything at once.
+// never dereferenced; the queue completes everything at once (timestamps read steady_clock at
+// submission); graphs check their replays and do nothing else.
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "tg/error.hpp"
 #include "tg/ir/uop.hpp"
 #include "tg/plugin/define.hpp"
 #include "tg/plugin/device.hpp"
+#include "tg/plugin/recorded_graph.hpp"
 #include "tg_plugin_manifest.h"
 
 namespace {
@@ -81,9 +86,36 @@ public:
   uint64_t signal() override { return ++value_; }
   void wait(uint64_t) override {}
   uint64_t completed() const override { return value_; }
+  uint64_t timestamp() override {
+    std::lock_guard lock(mu_);
+    const uint64_t v = ++value_;
+    stamps_[v] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (stamps_.size() > kMaxTimestamps) stamps_.erase(stamps_.begin());
+    return v;
+  }
+  double timestamp_seconds(uint64_t value) override {
+    std::lock_guard lock(mu_);
+    auto it = stamps_.find(value);
+    if (it == stamps_.end())
+      throw Error("NULL queue: timeline value " + std::to_string(value) +
+                  " is not a timestamp (or is older than the last " +
+                  std::to_string(kMaxTimestamps) + " kept); use a value timestamp() returned");
+    return it->second;
+  }
 
 private:
+  static constexpr size_t kMaxTimestamps = 1 << 16;
   std::atomic<uint64_t> value_{0};
+  std::mutex mu_; // stamps_
+  std::map<uint64_t, double> stamps_;
+};
+
+class NullGraph final : public plugin::RecordedGraph {
+public:
+  explicit NullGraph(std::vector<GraphLaunch> launches)
+      : RecordedGraph("NULL", std::move(launches)) {}
+  void replay(std::span<const LaunchArgs> args) override { check_replay(args); }
 };
 
 class NullDevice final : public Device {
@@ -103,6 +135,9 @@ public:
     return std::make_shared<NullProgram>();
   }
   Queue& queue() override { return queue_; }
+  std::shared_ptr<Graph> graph(std::vector<GraphLaunch> launches) override {
+    return std::make_shared<NullGraph>(std::move(launches));
+  }
 
 private:
   NullAllocator allocator_;

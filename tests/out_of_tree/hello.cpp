@@ -47,6 +47,8 @@ public:
   uint64_t signal() override { return ++value_; }
   void wait(uint64_t) override {}
   uint64_t completed() const override { return value_; }
+  uint64_t timestamp() override { return ++value_; }
+  double timestamp_seconds(uint64_t) override { return 0.0; }
 
 private:
   uint64_t value_ = 0;

@@ -1,8 +1,9 @@
 #pragma once
 // The C++ interfaces a device plugin implements, in the spirit of tinygrad's Compiled device:
 // an Allocator, Renderers (linearized UOps -> source), a Compiler per renderer (source ->
-// binary), Programs (binary -> something launchable), and an in-order Queue with timeline
-// signals so launches are asynchronous. Objects created by a plugin are destroyed through
+// binary), Programs (binary -> something launchable), an in-order Queue with timeline
+// signals and timestamps so launches are asynchronous, and optional Graphs (a recorded list
+// of launches replayed as one submission). Objects created by a plugin are destroyed through
 // their virtual destructors while the plugin's library is loaded (the core guarantees it).
 #include <array>
 #include <cstdint>
@@ -81,6 +82,8 @@ public:
 
 // An in-order queue on a timeline: work runs in submission order, off the caller's thread
 // where the device allows, and `signal(v)` marks the point after which `wait(v)` returns.
+// `timestamp()` captures the device's clock when the queue reaches that point (HCQ-style
+// profiling): every queued command before it has finished, none after it has started.
 class Queue {
 public:
   virtual ~Queue() = default;
@@ -91,7 +94,33 @@ public:
   virtual void wait(uint64_t value) = 0;  // blocks until the timeline reaches value; rethrows
                                           // the first error a queued command raised
   virtual uint64_t completed() const = 0; // the last value reached
+  // Queues a capture of the device's time; returns the timeline value that completes with it.
+  virtual uint64_t timestamp() = 0;
+  // The device time in seconds of the capture that timestamp() returned `value` for; valid
+  // once the timeline reached it (after wait(value)). Only differences between timestamps of
+  // one queue mean anything. Throws tg::Error for a value that was not a timestamp or that
+  // the queue has not reached yet.
+  virtual double timestamp_seconds(uint64_t value) = 0;
   void synchronize() { wait(signal()); }
+};
+
+// One recorded launch of a Graph.
+struct GraphLaunch {
+  std::shared_ptr<Program> program;
+  LaunchArgs args;
+};
+
+// A recorded list of launches that the device replays as one unit (tinygrad's GraphRunner,
+// CUDA graphs): replay() queues all of them, in order, on the device's queue at the cost of
+// about one submission. Each replay passes the arguments of every launch, in the recorded
+// count and order; buffers and variable values may differ from the recording, the number of
+// buffers and variables and the global/local sizes may not (tg::Error). A Graph keeps its
+// programs alive and is destroyed before the Device that made it.
+class Graph {
+public:
+  virtual ~Graph() = default;
+  virtual void replay(std::span<const LaunchArgs> args) = 0;
+  virtual size_t size() const = 0; // the number of launches recorded
 };
 
 // One device instance (DEV=CPU, DEV=CUDA:1 ...), created by a plugin.
@@ -106,6 +135,10 @@ public:
   virtual std::shared_ptr<Program> load(const std::string& kernel_name,
                                         std::span<const uint8_t> binary) = 0;
   virtual Queue& queue() = 0;
+  // A graph of `launches` (in order), or nullptr when the device has no graph form (then the
+  // caller launches them one by one on queue()). Throws tg::Error for launches it cannot
+  // record (a null program).
+  virtual std::shared_ptr<Graph> graph(std::vector<GraphLaunch> /*launches*/) { return nullptr; }
 };
 
 } // namespace tg
