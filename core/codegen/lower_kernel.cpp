@@ -1,0 +1,92 @@
+// The back half of codegen as one fixed sequence of named passes, the kernel's name, and what
+// a launcher needs to know about the lowered kernel (sizes, parameters, variables).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <unordered_map>
+
+#include "tg/codegen.hpp"
+#include "tg/env.hpp"
+#include "tg/ir/print.hpp"
+#include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
+
+namespace tg {
+
+namespace {
+// One line per uop: position, op, dtype, sources by position, arg (tinygrad's DEBUG=5 form).
+std::string print_uops(const std::vector<UOpPtr>& uops) {
+  std::unordered_map<const UOp*, size_t> pos;
+  std::string out;
+  for (size_t i = 0; i < uops.size(); ++i) {
+    const UOp& u = *uops[i];
+    pos[&u] = i;
+    char head[64];
+    std::snprintf(head, sizeof head, "%4zu %-12s ", i, std::string(op_name(u.op)).c_str());
+    std::string line = head + u.dtype.name();
+    line.resize(std::max<size_t>(line.size() + 1, 40), ' ');
+    line += "(";
+    for (size_t j = 0; j < u.src.size(); ++j) {
+      auto it = pos.find(u.src[j].get());
+      line += (j ? ", " : "") + (it == pos.end() ? std::string("?") : std::to_string(it->second));
+    }
+    line += ")";
+    if (!std::holds_alternative<std::monostate>(u.arg)) line += "  " + arg_to_string(u.arg);
+    out += line + "\n";
+  }
+  return out;
+}
+} // namespace
+
+UOpPtr simplify_kernel(const UOpPtr& ast) { return graph_rewrite(ast, symbolic()); }
+
+std::string kernel_name(const UOpPtr& ast) {
+  bool has_reduce = false;
+  std::vector<const UOp*> ranges;
+  for (const UOp* u : ast->toposort()) {
+    has_reduce |= u->op == Ops::REDUCE;
+    if (u->op == Ops::RANGE) ranges.push_back(u);
+  }
+  auto key = [](const UOp* r) {
+    const auto& a = std::get<RangeArg>(r->arg);
+    return std::pair{a.type == AxisType::Reduce, a.id};
+  };
+  std::sort(ranges.begin(), ranges.end(),
+            [&](const UOp* a, const UOp* b) { return key(a) < key(b); });
+  std::string name = has_reduce ? "r" : "E";
+  if (ast->src.size() > 1) name += std::to_string(ast->src.size());
+  for (const UOp* r : ranges) {
+    const UOpPtr& end = r->src[0];
+    name += "_";
+    if (end->is_const())
+      name += std::to_string(end->ivmin());
+    else if (end->op == Ops::DEFINE_VAR)
+      name += std::get<VarArg>(end->arg).name;
+    else
+      name += "s"; // a symbolic size that is not one variable
+  }
+  return name;
+}
+
+LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
+  verify_kernel_ast(ast);
+  const int64_t debug = getenv_int("DEBUG");
+  LoweredKernel k;
+  k.name = kernel_name(ast);
+  if (debug >= 3) std::cout << "kernel " << k.name << " AST:\n" << print_graph(ast);
+
+  UOpPtr sink = simplify_kernel(ast);
+  sink = lower_reduces(sink);
+  sink = add_gpudims(sink, caps, k.global);
+  sink = add_ends(sink);
+  k.uops = linearize(sink);
+
+  for (const UOpPtr& u : k.uops) {
+    if (u->op == Ops::PARAM) k.params.push_back({std::get<int64_t>(u->arg), u->dtype});
+    if (u->op == Ops::DEFINE_VAR) k.vars.push_back(std::get<VarArg>(u->arg));
+  }
+  if (debug >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
+  return k;
+}
+
+} // namespace tg

@@ -1,0 +1,175 @@
+// The passes one by one: names, the structure of the flat list, and malformed ASTs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "codegen_test_util.hpp"
+#include "tg/error.hpp"
+
+using namespace tg;
+using namespace tg::codegen_test;
+
+namespace {
+// Position of each node in the list, and a check that sources come first and loops nest.
+std::unordered_map<const UOp*, size_t> check_list(const std::vector<UOpPtr>& uops) {
+  std::unordered_map<const UOp*, size_t> pos;
+  std::vector<const UOp*> open;
+  for (size_t i = 0; i < uops.size(); ++i) {
+    const UOp* u = uops[i].get();
+    for (const auto& s : u->src) REQUIRE_MESSAGE(pos.count(s.get()), u->str());
+    if (u->op == Ops::RANGE) open.push_back(u);
+    if (u->op == Ops::END) {
+      REQUIRE(!open.empty());
+      REQUIRE(open.back() == u->src[0].get());
+      open.pop_back();
+    }
+    CHECK(u->op != Ops::SINK);
+    pos[u] = i;
+  }
+  CHECK(open.empty());
+  return pos;
+}
+
+const UOp* find(const std::vector<UOpPtr>& uops, Ops op, int64_t range_id) {
+  for (const auto& u : uops)
+    if (u->op == op) {
+      const UOp* r = op == Ops::END ? u->src[0].get() : u.get();
+      if (std::get<RangeArg>(r->arg).id == range_id) return u.get();
+    }
+  return nullptr;
+}
+
+RendererCaps one_dim_caps() {
+  RendererCaps c;
+  c.global_max = {1024, 0, 0};
+  return c;
+}
+} // namespace
+
+TEST_SUITE("codegen.names") {
+  TEST_CASE("E for elementwise, r with a reduce, loop sizes with reduce sizes last") {
+    auto out = buf(0, dtypes::float32, 32), x = buf(1, dtypes::float32, 32);
+    auto i = rng(4, 0), j = rng(8, 1), k = rng(8, 2, AxisType::Reduce);
+    CHECK(kernel_name(UOp::sink({st(out, i * 8 + j, ld(x, i * 8 + j))})) == "E_4_8");
+    CHECK(kernel_name(UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))})) == "r_4_8");
+    auto k16 = rng(16, 0, AxisType::Reduce), i32 = rng(32, 5);
+    CHECK(kernel_name(UOp::sink({st(out, i32, reduce(Ops::MAX, ld(x, k16), {k16}))})) == "r_32_16");
+    CHECK(kernel_name(UOp::sink({st(out, i, ld(x, i)), st(x, i, ld(out, i))})) == "E2_4");
+    auto v = UOp::variable("n", 1, 32);
+    CHECK(kernel_name(UOp::sink({st(out, UOp::range(v, 0), ld(x, idx_const(0)))})) == "E_n");
+  }
+}
+
+TEST_SUITE("codegen.linearize") {
+  TEST_CASE("defines and constants first, then SPECIALs, loops nested with ENDs") {
+    auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 32);
+    auto i = rng(4, 0), k = rng(8, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))});
+    auto lk = lower_kernel(ast, cpu_caps());
+    auto pos = check_list(lk.uops);
+    size_t first_other = lk.uops.size();
+    for (size_t p = 0; p < lk.uops.size(); ++p) {
+      const Ops op = lk.uops[p]->op;
+      const bool head = op == Ops::PARAM || op == Ops::DEFINE_REG || op == Ops::CONST ||
+                        op == Ops::SPECIAL || op == Ops::DEFINE_VAR;
+      if (!head)
+        first_other = std::min(first_other, p);
+      else
+        CHECK(p < first_other);
+    }
+    CHECK(lk.uops[0]->op == Ops::PARAM);
+    CHECK(std::get<int64_t>(lk.uops[0]->arg) == 0);
+    REQUIRE(lk.params.size() == 2);
+    CHECK(lk.params[1].slot == 1);
+    // The accumulator is initialized before its loop and read after it through AFTER.
+    const UOp* r = find(lk.uops, Ops::RANGE, 1);
+    const UOp* e = find(lk.uops, Ops::END, 1);
+    REQUIRE(r);
+    REQUIRE(e);
+    size_t stores_before = 0, after_loads = 0;
+    for (const auto& u : lk.uops) {
+      if (u->op == Ops::STORE && u->src[0]->src[0]->dtype.addrspace == AddrSpace::Reg &&
+          pos[u.get()] < pos[r])
+        ++stores_before;
+      if (u->op == Ops::LOAD && u->src[0]->src[0]->op == Ops::AFTER && pos[u.get()] > pos[e])
+        ++after_loads;
+    }
+    CHECK(stores_before == 1);
+    CHECK(after_loads == 1);
+  }
+
+  TEST_CASE("a reduce that does not depend on a loop is hoisted out of it") {
+    auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64);
+    auto i = rng(8, 0), j = rng(8, 1), mx = rng(8, 2, AxisType::Reduce),
+         s = rng(8, 3, AxisType::Reduce);
+    // max over mx depends on i only; the sum over s on i (not on j) too.
+    auto m = reduce(Ops::MAX, ld(x, i * 8 + mx), {mx});
+    auto sum = reduce(Ops::ADD, ld(x, i * 8 + s) - m, {s});
+    auto ast = UOp::sink({st(out, i * 8 + j, ld(x, i * 8 + j) / sum)});
+    auto lk = lower_kernel(ast, one_dim_caps());
+    CHECK(lk.global == std::array<int64_t, 3>{8, 1, 1});
+    auto pos = check_list(lk.uops);
+    const UOp* rj = find(lk.uops, Ops::RANGE, 1);
+    const UOp* rm = find(lk.uops, Ops::RANGE, 2);
+    const UOp* em = find(lk.uops, Ops::END, 2);
+    const UOp* rs = find(lk.uops, Ops::RANGE, 3);
+    const UOp* es = find(lk.uops, Ops::END, 3);
+    REQUIRE((rj && rm && em && rs && es));
+    CHECK(pos[em] < pos[rs]); // the max's loop ends before the sum's starts
+    CHECK(pos[es] < pos[rj]); // both before the output loop over j
+  }
+
+  TEST_CASE("a value used in a loop and after it is listed before the loop") {
+    auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 32);
+    // A Loop axis stays a RANGE, so the load below is still this node after lowering.
+    auto i = rng(4, 0, AxisType::Loop), k = rng(8, 1, AxisType::Reduce);
+    auto xi = ld(x, i);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k) * xi, {k}) + xi)});
+    auto lk = lower_kernel(ast, cpu_caps());
+    auto pos = check_list(lk.uops);
+    const UOp* r = find(lk.uops, Ops::RANGE, 1);
+    REQUIRE(r);
+    REQUIRE(pos.count(xi.get()));
+    CHECK(pos[xi.get()] < pos[r]);
+    CHECK(pos[find(lk.uops, Ops::RANGE, 0)] < pos[xi.get()]);
+  }
+}
+
+TEST_SUITE("codegen.errors") {
+  TEST_CASE("malformed kernel ASTs raise tg::Error naming the node") {
+    auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 4);
+    auto i = rng(4, 0);
+    auto bad_reduce = UOp::make(Ops::REDUCE, dtypes::float32, {ld(x, i)}, ReduceArg{Ops::ADD, {}});
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, bad_reduce)}), cpu_caps()),
+                         doctest::Contains("Ops.REDUCE"), Error);
+    // A STORE to a register, not to INDEX(PARAM, ...).
+    auto reg = UOp::make(Ops::DEFINE_REG, dtypes::float32.ptr(1, AddrSpace::Reg), {}, int64_t{0});
+    auto to_reg = UOp::make(Ops::STORE, dtypes::void_, {at(reg, idx_const(0)), ld(x, i)});
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({to_reg}), cpu_caps()),
+                         doctest::Contains("Ops.STORE"), Error);
+    auto direct = UOp::make(Ops::STORE, dtypes::void_, {out, ld(x, i)});
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({direct}), cpu_caps()),
+                         doctest::Contains("INDEX(PARAM, idx)"), Error);
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({ld(x, i)}), cpu_caps()),
+                         doctest::Contains("Ops.LOAD"), Error);
+    CHECK_THROWS_WITH_AS(lower_kernel(st(out, i, ld(x, i)), cpu_caps()), doctest::Contains("SINK"),
+                         Error);
+    // (With SPEC=1 the spec refuses this node already when it is built, with the same words.)
+    auto bad_op = [&] {
+      auto red = UOp::make(Ops::REDUCE, dtypes::float32, {ld(x, i), rng(4, 1, AxisType::Reduce)},
+                           ReduceArg{Ops::SUB, {}});
+      return lower_kernel(UOp::sink({st(out, i, red)}), cpu_caps());
+    };
+    CHECK_THROWS_WITH_AS(bad_op(), doctest::Contains("ADD, MUL or MAX"), Error);
+  }
+
+  TEST_CASE("a RANGE reduced by two REDUCEs is refused") {
+    auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 16);
+    auto i = rng(4, 0), k = rng(4, 1, AxisType::Reduce);
+    auto a = reduce(Ops::ADD, ld(x, i * 4 + k), {k});
+    auto b = reduce(Ops::MAX, ld(x, i * 4 + k), {k});
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, a + b)}), cpu_caps()),
+                         doctest::Contains("Ops.RANGE"), Error);
+  }
+}
