@@ -37,24 +37,7 @@ int int_bits(ScalarType s) {
   }
 }
 
-bool is_signed_int(ScalarType s) {
-  return s == ScalarType::Index || s == ScalarType::Int8 || s == ScalarType::Int16 ||
-         s == ScalarType::Int32 || s == ScalarType::Int64;
-}
-
-bool is_float_type(ScalarType s) {
-  switch (s) {
-  case ScalarType::FP8E4M3:
-  case ScalarType::FP8E5M2:
-  case ScalarType::Float16:
-  case ScalarType::BFloat16:
-  case ScalarType::Float32:
-  case ScalarType::Float64:
-    return true;
-  default:
-    return false;
-  }
-}
+bool is_signed_int(ScalarType s) { return DType(s).is_int() && !DType(s).is_unsigned(); }
 
 // The low `bits` bits of `u` as the value a `bits`-wide integer of the given signedness holds.
 int64_t wrap_bits(uint64_t u, int bits, bool is_signed) {
@@ -332,7 +315,7 @@ std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstVal
   const ConstValue& y = operands.size() > 1 ? operands[1] : operands[0];
   if (s == ScalarType::Bool) return exec_bool(op, truthy(x), truthy(y));
   if (int_bits(s) > 0) return exec_int(op, s, int_operand(x), int_operand(y));
-  if (is_float_type(s)) return exec_float(op, s, float_operand(x), float_operand(y));
+  if (DType(s).is_float()) return exec_float(op, s, float_operand(x), float_operand(y));
   return std::nullopt; // void
 }
 

@@ -42,10 +42,7 @@ bool range_exact(DType d) {
   return !d.is_ptr && d.count == 1 && (d.is_bool() || d.is_int()) &&
          d.scalar_type != ScalarType::UInt64;
 }
-bool is_signed_scalar(ScalarType s) {
-  return s == ScalarType::Index || s == ScalarType::Int8 || s == ScalarType::Int16 ||
-         s == ScalarType::Int32 || s == ScalarType::Int64;
-}
+bool is_signed_scalar(ScalarType s) { return DType(s).is_int() && !DType(s).is_unsigned(); }
 
 i128 dmin(DType d) { return as_int(dtype_min(d.scalar())); }
 i128 dmax(DType d) { return as_int(dtype_max(d.scalar())); }
