@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     const std::string dev = tg::getenv_str("DEV");
     const std::string renderer =
         tg::resolve_renderer(*device, dev.empty() ? tg::DeviceSpec{} : tg::DeviceSpec::parse(dev));
-    int rc = tinyrun::run_demo_kernel(*device, renderer);
+    int rc = tinyrun::run_demo_kernel(device, renderer);
     return simplify_demo() | rc;
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "tinyrun: %s\n", e.what());
