@@ -61,8 +61,15 @@ std::array<Fmt, kNumOps> default_op_table() {
   set(CMPLT, infix("<"));
   set(CMPNE, infix("!="));
   set(CMPEQ, infix("=="));
-  set(MAX, [](const Args& a, DType) -> std::optional<std::string> {
-    return "((" + a[0] + "<" + a[1] + ")?" + a[1] + ":" + a[0] + ")";
+  set(MAX, [](const Args& a, DType dt) -> std::optional<std::string> {
+    if (!dt.is_float()) return "((" + a[0] + "<" + a[1] + ")?" + a[1] + ":" + a[0] + ")";
+    // IEEE maximum, as exec_alu and LLVM's llvm.maximum: NaN if either is NaN, +0 over -0.
+    // When neither is less, a+b gives the NaN, or +0 for zeros of either sign (-0 only for
+    // two -0s); equal non-zero values return a.
+    const std::string& x = a[0];
+    const std::string& y = a[1];
+    return "((" + x + "<" + y + ")?" + y + ":((" + y + "<" + x + ")?" + x + ":(((" + x + "!=" + x +
+           ")||(" + y + "!=" + y + ")||(" + x + "==0))?(" + x + "+" + y + "):" + x + ")))";
   });
   set(NEG, [](const Args& a, DType dt) -> std::optional<std::string> {
     return dt.is_bool() ? "(!" + a[0] + ")" : "(-" + a[0] + ")";

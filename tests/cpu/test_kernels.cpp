@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cpu_test_util.hpp"
+#include "tg/ir/exec_alu.hpp"
 #include "tg/ir/float_formats.hpp"
 
 using namespace tg;
@@ -27,6 +28,35 @@ TEST_SUITE("cpu.kernels") {
       run_kernel(device(), r, "add_kernel", k.list(), bufs, {}, {n, 1, 1});
       auto o = bufs[0].as<float>();
       for (int64_t i = 0; i < n; ++i) REQUIRE(o[i] == av[i] + bv[i]);
+    }
+  }
+
+  TEST_CASE("float MAX propagates NaN and prefers +0 over -0, as exec_alu, in both renderers") {
+    const std::vector<float> av{NAN, 1.0f, -0.0f, 0.0f, 2.0f, -INFINITY, -1.0f};
+    const std::vector<float> bv{1.0f, NAN, 0.0f, -0.0f, 3.0f, -5.0f, -1.0f};
+    const int64_t n = static_cast<int64_t>(av.size());
+    Linear k;
+    auto out = k.add(param(0, dtypes::float32, n));
+    auto a = k.add(param(1, dtypes::float32, n));
+    auto b = k.add(param(2, dtypes::float32, n));
+    auto g = k.add(special("gidx0", n));
+    k.add(store(index(out, g), load(index(a, g))->maximum(load(index(b, g)))));
+    for (const std::string& r : kRenderers) {
+      CAPTURE(r);
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(av), HostBuf::of(bv)};
+      run_kernel(device(), r, "max_kernel", k.list(), bufs, {}, {n, 1, 1});
+      auto o = bufs[0].as<float>();
+      for (int64_t i = 0; i < n; ++i) {
+        const ConstValue ops[2] = {static_cast<double>(av[i]), static_cast<double>(bv[i])};
+        const double want = as_double(*exec_alu(Ops::MAX, dtypes::float32, ops));
+        CAPTURE(i);
+        if (std::isnan(want)) {
+          CHECK(std::isnan(o[i]));
+        } else {
+          CHECK(o[i] == want);
+          CHECK(std::signbit(o[i]) == std::signbit(want));
+        }
+      }
     }
   }
 
