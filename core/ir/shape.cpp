@@ -50,6 +50,8 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   case Ops::BUFFER:
     if (const auto* n = std::get_if<int64_t>(&arg)) return of({*n});
     return no_shape();
+  case Ops::IOTA:
+    return of({arg_as<int64_t>(op, arg, "the length")});
   case Ops::CONST: // a tensor-level constant lives on a device and is a 0-d tensor
     return (!src.empty() && src[0]->op == Ops::DEVICE) ? of({}) : no_shape();
   case Ops::RESHAPE: {

@@ -215,6 +215,13 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     for (Ops op : {RESHAPE, EXPAND, PERMUTE, FLIP}) set(op, 1, 1, arg_is<Shape>("a shape"));
     for (Ops op : {PAD, SHRINK}) set(op, 1, 1, arg_is<PadArg>("one (begin, end) pair per axis"));
     set(REDUCE, 1, -1, reduce_check);
+    set(IOTA, 1, 1, all_of({arg_is<int64_t>("the length"), [](const UOp& u) {
+                              return u.src[0]->op == Ops::DEVICE ? ok()
+                                                                 : "an IOTA's source is its DEVICE";
+                            }}));
+    set(BUFFER, 2, 2, arg_is<int64_t>("the number of elements"));
+    set(UNIQUE, 0, 0, arg_is<int64_t>("a unique id"));
+    set(DEVICE, 0, 0, arg_is<std::string>("the device spec"));
     set(CONTIGUOUS, 1, -1);
     set(DETACH, 1, 1);
     set(COPY, 1, -1);

@@ -14,8 +14,8 @@ enum class Ops : uint8_t {
   SINK, AFTER, GROUP, RANGE, END, BARRIER, IF, ENDIF, KERNEL, CALL,
   // memory
   INDEX, LOAD, STORE, BUFFER, COPY, ASSIGN, CONTIGUOUS, DETACH,
-  // constants and vectors
-  CONST, VECTORIZE, GEP,
+  // constants and vectors; IOTA (tensor level) is 0, 1, ..., n-1 along its one axis
+  CONST, IOTA, VECTORIZE, GEP,
   // casts
   CAST, BITCAST,
   // unary ALU

@@ -1,0 +1,28 @@
+#pragma once
+// Rangeify: the kernel AST that stores one realized tensor-level node. Output loops are RANGEs
+// over the node's shape; movement ops turn the index vector into their source's (reshape by
+// divmod, permute by reordering, expand by a zero index, pad by a validity condition that
+// gates loads, shrink and flip by offsets); REDUCEs open loops of their own; nodes that are
+// stored elsewhere (buffers, other realized nodes) are loaded from PARAMs.
+#include <functional>
+#include <vector>
+
+#include "tg/ir/uop.hpp"
+
+namespace tg::sched {
+
+struct KernelSlots {
+  // The node whose memory each PARAM slot is: slot 0 is the output, then inputs in order of
+  // first use. A BUFFER placeholder or a realized node.
+  std::vector<const UOp*> nodes;
+};
+
+// `is_stored(u)`: u's value lives in memory (a BUFFER, or realized by another kernel).
+// `root` is the realized node; for an ASSIGN it is stored into the buffer under its target.
+UOpPtr build_kernel(const UOpPtr& root, const std::function<bool(const UOp*)>& is_stored,
+                    KernelSlots& slots);
+
+// The element count of a shape.
+int64_t shape_numel(const Shape& s);
+
+} // namespace tg::sched

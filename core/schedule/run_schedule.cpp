@@ -1,0 +1,67 @@
+// Running a schedule: kernels through cached CompiledRunners, copies through the host.
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "schedule/runners.hpp"
+#include "tg/device_registry.hpp"
+#include "tg/error.hpp"
+#include "tg/schedule.hpp"
+
+namespace tg {
+
+namespace sched {
+
+namespace {
+struct RunnerEntry {
+  UOpPtr ast; // keeps the key's address from being reused
+  std::shared_ptr<CompiledRunner> runner;
+};
+std::mutex g_runners_mu;
+std::map<std::pair<std::string, const UOp*>, RunnerEntry> g_runners;
+} // namespace
+
+std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpPtr& ast) {
+  std::lock_guard lock(g_runners_mu);
+  auto key = std::make_pair(device, ast.get());
+  if (auto it = g_runners.find(key); it != g_runners.end()) return it->second.runner;
+  const DeviceSpec spec = DeviceSpec::parse(device);
+  std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
+  const std::string renderer = resolve_renderer(*dev, spec);
+  LoweredKernel k = lower_kernel(ast, dev->renderer(renderer).caps());
+  auto runner = std::make_shared<CompiledRunner>(dev, renderer, k);
+  g_runners.emplace(key, RunnerEntry{ast, runner});
+  return runner;
+}
+
+int64_t compiled_kernel_count() {
+  std::lock_guard lock(g_runners_mu);
+  return static_cast<int64_t>(g_runners.size());
+}
+
+} // namespace sched
+
+void run_schedule(const std::vector<ScheduleItem>& items) {
+  if (items.empty()) return;
+  LaunchTotal total;
+  std::set<Device*> used;
+  for (const ScheduleItem& item : items) {
+    if (item.kind == ScheduleItem::Kind::Copy) {
+      Buffer& dst = *item.bufs.at(0);
+      Buffer& src = *item.bufs.at(1);
+      std::vector<uint8_t> host(src.nbytes());
+      src.copy_out(host.data(), host.size());
+      dst.copy_in(host.data(), std::min(host.size(), dst.nbytes()));
+      continue;
+    }
+    std::shared_ptr<CompiledRunner> runner = sched::runner_for(item.device, item.ast);
+    std::vector<DevicePtr> ptrs;
+    ptrs.reserve(item.bufs.size());
+    for (const auto& b : item.bufs) ptrs.push_back(b->ptr());
+    runner->run(ptrs, {}, /*wait=*/false);
+    used.insert(&item.bufs.at(0)->device());
+  }
+  for (Device* d : used) d->queue().synchronize();
+}
+
+} // namespace tg

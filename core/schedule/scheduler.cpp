@@ -1,0 +1,393 @@
+// The scheduler: placeholders for buffers, the choice of stored nodes, one kernel per stored
+// node (rangeify.cpp), a memory plan for intermediates, and the schedule cache.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "schedule/rangeify.hpp"
+#include "schedule/runners.hpp"
+#include "tg/env.hpp"
+#include "tg/error.hpp"
+#include "tg/schedule.hpp"
+
+namespace tg {
+
+bool is_buffer_view(const UOpPtr& u) {
+  const UOp* n = u.get();
+  while (GroupOp::Movement.contains(n->op)) n = n->src[0].get();
+  return n->op == Ops::BUFFER;
+}
+
+bool is_contiguous_buffer_view(const UOpPtr& u) {
+  const UOp* n = u.get();
+  while (n->op == Ops::RESHAPE) n = n->src[0].get();
+  return n->op == Ops::BUFFER;
+}
+
+UOpPtr base_buffer(const UOpPtr& u) {
+  const UOp* n = u.get();
+  while (GroupOp::Movement.contains(n->op)) n = n->src[0].get();
+  return n->op == Ops::BUFFER ? n->ptr() : nullptr;
+}
+
+namespace {
+
+using namespace sched;
+
+// Where a kernel's PARAM slot points: an input buffer (by placeholder number), an
+// intermediate (by planned slot) or an output (by number).
+struct BufRef {
+  enum class Kind : uint8_t { Input, Temp, Output } kind;
+  int64_t index;
+};
+
+struct TemplateItem {
+  ScheduleItem::Kind kind = ScheduleItem::Kind::Kernel;
+  UOpPtr ast;
+  std::vector<BufRef> bufs;
+  std::string device;
+};
+
+struct BufferSpec {
+  std::string device;
+  DType dtype;
+  int64_t size;
+};
+
+// What root i becomes: a view over input/output buffer `ref`, built by replacing the stored
+// node in `view` (a movement chain in the normalized graph) with the real buffer.
+struct RootResult {
+  BufRef ref;
+  UOpPtr view; // movement ops over a placeholder BUFFER (normalized), or null: reshape to shape
+};
+
+struct ScheduleTemplate {
+  std::vector<TemplateItem> items;
+  std::vector<BufferSpec> temps; // after planning: one per distinct piece of memory
+  std::vector<BufferSpec> outputs;
+  std::vector<RootResult> roots;
+  int64_t temporaries = 0, reused = 0;
+};
+
+int64_t placeholder_number(const UOp* buffer) {
+  return -1 - std::get<int64_t>(buffer->src[0]->arg);
+}
+
+// Replaces every BUFFER by BUFFER(UNIQUE(-1-k)) numbered in order of first appearance, and drops
+// CONTIGUOUS of something already contiguous in memory.
+UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) {
+  std::unordered_map<const UOp*, UOpPtr> done;
+  for (const UOp* u : sink->toposort()) {
+    std::vector<UOpPtr> src;
+    src.reserve(u->src.size());
+    bool changed = false;
+    for (const UOpPtr& s : u->src) {
+      auto it = done.find(s.get());
+      src.push_back(it == done.end() ? s : it->second);
+      changed |= src.back() != s;
+    }
+    UOpPtr r;
+    if (u->op == Ops::BUFFER) {
+      const int64_t k = static_cast<int64_t>(buffers_in_order.size());
+      buffers_in_order.push_back(u);
+      r = UOp::make(Ops::BUFFER, u->dtype,
+                    {UOp::make(Ops::UNIQUE, dtypes::void_, {}, -1 - k), u->src[1]}, u->arg);
+    } else if (u->op == Ops::DETACH) { // only autograd sees DETACH
+      r = src[0];
+    } else if (u->op == Ops::CONTIGUOUS && is_contiguous_buffer_view(src[0])) {
+      r = src[0];
+    } else if (changed) {
+      r = u->replace_src(std::move(src));
+    } else {
+      continue;
+    }
+    done.emplace(u, std::move(r));
+  }
+  auto it = done.find(sink.get());
+  return it == done.end() ? sink : it->second;
+}
+
+std::string device_of(const UOp* u) {
+  // The device a node's kernel runs on: that of the first buffer or device node under it.
+  for (const UOp* n : u->toposort())
+    if (n->op == Ops::DEVICE) {
+      if (u->op == Ops::COPY) return std::get<std::string>(u->src[1]->arg);
+      return std::get<std::string>(n->arg);
+    }
+  throw Error("scheduler: no device under " + u->str());
+}
+
+// True when `value` reads the buffer under `target` other than element for element through
+// `target` itself (x.assign(x.flip(0)) must not read what it already overwrote).
+bool assign_hazard(const UOpPtr& target, const UOpPtr& value) {
+  UOpPtr base = base_buffer(target);
+  std::vector<const UOp*> stack{value.get()};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n == target.get() || !seen.insert(n).second) continue;
+    if (n == base.get()) return true;
+    if (GroupOp::ALU.contains(n->op) || n->op == Ops::CAST || n->op == Ops::BITCAST) {
+      for (const UOpPtr& s : n->src) stack.push_back(s.get());
+    } else if (n->backward_slice().count(base.get())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+ScheduleTemplate build_template(const UOpPtr& sink, int64_t n_inputs) {
+  const std::vector<const UOp*>& topo = sink->toposort();
+  std::unordered_map<const UOp*, std::vector<const UOp*>> users;
+  for (const UOp* u : topo)
+    for (const UOpPtr& s : u->src) users[s.get()].push_back(u);
+
+  std::unordered_set<const UOp*> stored;
+  std::unordered_set<const UOp*> roots;
+  for (const UOpPtr& r : sink->src) {
+    roots.insert(r.get());
+    if (!is_buffer_view(r)) stored.insert(r.get());
+  }
+  for (const UOp* u : topo) {
+    if (u->op == Ops::COPY) {
+      stored.insert(u);
+      if (!is_contiguous_buffer_view(u->src[0])) stored.insert(u->src[0].get());
+    } else if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN) {
+      stored.insert(u);
+      if (u->op == Ops::ASSIGN && assign_hazard(u->src[0], u->src[1]))
+        stored.insert(u->src[1].get());
+    }
+  }
+  // A REDUCE read through an EXPAND would be recomputed for every element it is expanded to:
+  // store it. `expanded[u]`: some path from u up to the kernel that reads it crosses an EXPAND.
+  std::unordered_map<const UOp*, bool> expanded;
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    const UOp* u = *it;
+    bool e = false;
+    if (auto us = users.find(u); us != users.end())
+      for (const UOp* user : us->second)
+        if (!stored.count(user)) e |= expanded[user] || user->op == Ops::EXPAND;
+    expanded[u] = e;
+    if (u->op == Ops::REDUCE && e) stored.insert(u);
+  }
+
+  ScheduleTemplate t;
+  // Every stored node gets memory: an output (a root), an input (ASSIGN writes its target's
+  // buffer) or a temporary.
+  std::unordered_map<const UOp*, BufRef> memory;
+  std::unordered_map<const UOp*, int64_t> temp_of; // stored node -> unplanned temp number
+  std::vector<BufferSpec> unplanned;
+  for (const UOp* u : topo) {
+    if (u->op == Ops::BUFFER) {
+      memory[u] = {BufRef::Kind::Input, placeholder_number(u)};
+      continue;
+    }
+    if (!stored.count(u)) continue;
+    if (u->op == Ops::ASSIGN) {
+      memory[u] = memory.at(base_buffer(u->src[0]).get());
+    } else if (roots.count(u)) {
+      memory[u] = {BufRef::Kind::Output, static_cast<int64_t>(t.outputs.size())};
+      t.outputs.push_back({device_of(u), u->dtype, shape_numel(*u->shape())});
+    } else {
+      temp_of[u] = static_cast<int64_t>(unplanned.size());
+      memory[u] = {BufRef::Kind::Temp, static_cast<int64_t>(unplanned.size())};
+      unplanned.push_back({device_of(u), u->dtype, shape_numel(*u->shape())});
+    }
+  }
+
+  auto is_stored = [&](const UOp* u) { return stored.count(u) > 0; };
+  for (const UOp* u : topo) {
+    if (!stored.count(u) || u->op == Ops::BUFFER) continue;
+    if (shape_numel(*u->shape()) == 0) continue; // nothing to compute
+    TemplateItem item;
+    item.device = device_of(u);
+    if (u->op == Ops::COPY) {
+      item.kind = ScheduleItem::Kind::Copy;
+      const UOpPtr& src = u->src[0];
+      const UOp* from = stored.count(src.get()) ? src.get() : base_buffer(src).get();
+      item.bufs = {memory.at(u), memory.at(from)};
+    } else {
+      KernelSlots slots;
+      item.ast = build_kernel(u->ptr(), is_stored, slots);
+      for (const UOp* n : slots.nodes) item.bufs.push_back(memory.at(n));
+    }
+    t.items.push_back(std::move(item));
+  }
+
+  // Memory plan: an intermediate whose last reader has run frees its memory for a later
+  // intermediate of the same device and size (the queue runs items in order).
+  std::vector<int64_t> last_use(unplanned.size(), -1), first_def(unplanned.size(), -1);
+  for (size_t i = 0; i < t.items.size(); ++i)
+    for (size_t s = 0; s < t.items[i].bufs.size(); ++s) {
+      const BufRef& b = t.items[i].bufs[s];
+      if (b.kind != BufRef::Kind::Temp) continue;
+      last_use[static_cast<size_t>(b.index)] = static_cast<int64_t>(i);
+      if (s == 0 && first_def[static_cast<size_t>(b.index)] < 0)
+        first_def[static_cast<size_t>(b.index)] = static_cast<int64_t>(i);
+    }
+  std::vector<int64_t> planned(unplanned.size(), -1);
+  std::vector<int64_t> free_slots;
+  for (size_t i = 0; i < t.items.size(); ++i) {
+    for (size_t k = 0; k < unplanned.size(); ++k) {
+      if (first_def[k] != static_cast<int64_t>(i)) continue;
+      const BufferSpec& want = unplanned[k];
+      auto fit = std::find_if(free_slots.begin(), free_slots.end(), [&](int64_t s) {
+        const BufferSpec& have = t.temps[static_cast<size_t>(s)];
+        return have.device == want.device &&
+               have.size * have.dtype.itemsize() == want.size * want.dtype.itemsize();
+      });
+      if (fit != free_slots.end()) {
+        planned[k] = *fit;
+        free_slots.erase(fit);
+        ++t.reused;
+      } else {
+        planned[k] = static_cast<int64_t>(t.temps.size());
+        t.temps.push_back(want);
+      }
+    }
+    for (size_t k = 0; k < unplanned.size(); ++k)
+      if (last_use[k] == static_cast<int64_t>(i)) free_slots.push_back(planned[k]);
+  }
+  t.temporaries = static_cast<int64_t>(unplanned.size());
+  for (TemplateItem& item : t.items)
+    for (BufRef& b : item.bufs)
+      if (b.kind == BufRef::Kind::Temp) b.index = planned[static_cast<size_t>(b.index)];
+
+  for (const UOpPtr& r : sink->src) {
+    if (r->op == Ops::ASSIGN)
+      t.roots.push_back({memory.at(r.get()), r->src[0]});
+    else if (!stored.count(r.get()))
+      t.roots.push_back({memory.at(base_buffer(r).get()), r});
+    else
+      t.roots.push_back({memory.at(r.get()), nullptr});
+  }
+  (void)n_inputs;
+  return t;
+}
+
+struct CacheEntry {
+  UOpPtr key; // keeps the normalized graph (and so the key's address) alive
+  std::shared_ptr<const ScheduleTemplate> tmpl;
+};
+
+std::mutex g_cache_mu;
+std::unordered_map<const UOp*, CacheEntry> g_cache;
+ScheduleCacheStats g_stats;
+
+// Replaces the placeholder BUFFER in a normalized view chain by the real buffer's node.
+UOpPtr rebuild_view(const UOpPtr& view, const UOpPtr& buffer) {
+  if (view->op == Ops::BUFFER) return buffer;
+  return view->replace_src({rebuild_view(view->src[0], buffer)});
+}
+
+} // namespace
+
+ScheduleCacheStats schedule_cache_stats() {
+  std::lock_guard lock(g_cache_mu);
+  ScheduleCacheStats s = g_stats;
+  s.entries = static_cast<int64_t>(g_cache.size());
+  s.kernels_compiled = sched::compiled_kernel_count();
+  return s;
+}
+
+void clear_schedule_cache() {
+  std::lock_guard lock(g_cache_mu);
+  g_cache.clear();
+}
+
+Schedule create_schedule(const std::vector<UOpPtr>& roots,
+                         const std::vector<std::shared_ptr<Buffer>>& buffers) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const UOp*> order;
+  UOpPtr normalized = normalize(UOp::sink(roots), order);
+
+  std::shared_ptr<const ScheduleTemplate> tmpl;
+  bool hit = false;
+  {
+    std::lock_guard lock(g_cache_mu);
+    ++g_stats.lookups;
+    if (auto it = g_cache.find(normalized.get()); it != g_cache.end()) {
+      tmpl = it->second.tmpl;
+      hit = true;
+      ++g_stats.hits;
+    }
+  }
+  if (!tmpl) {
+    tmpl = std::make_shared<ScheduleTemplate>(
+        build_template(normalized, static_cast<int64_t>(order.size())));
+    std::lock_guard lock(g_cache_mu);
+    g_cache.emplace(normalized.get(), CacheEntry{normalized, tmpl});
+  }
+
+  // Instantiate: placeholders -> the caller's buffers, temporaries and outputs -> new buffers.
+  std::unordered_map<const UOp*, std::shared_ptr<Buffer>> by_node;
+  for (const auto& b : buffers) by_node.emplace(b->uop().get(), b);
+  std::vector<std::shared_ptr<Buffer>> inputs;
+  for (const UOp* u : order) {
+    auto it = by_node.find(u);
+    if (it == by_node.end())
+      throw Error("scheduler: no Buffer for " + u->str() +
+                  " (a tensor graph refers to memory that was freed)");
+    inputs.push_back(it->second);
+  }
+  std::vector<std::shared_ptr<Buffer>> temps, outputs;
+  for (const BufferSpec& s : tmpl->temps)
+    temps.push_back(std::make_shared<Buffer>(s.device, s.dtype, s.size));
+  for (const BufferSpec& s : tmpl->outputs)
+    outputs.push_back(std::make_shared<Buffer>(s.device, s.dtype, s.size));
+  auto resolve = [&](const BufRef& r) -> const std::shared_ptr<Buffer>& {
+    switch (r.kind) {
+    case BufRef::Kind::Input:
+      return inputs.at(static_cast<size_t>(r.index));
+    case BufRef::Kind::Temp:
+      return temps.at(static_cast<size_t>(r.index));
+    default:
+      return outputs.at(static_cast<size_t>(r.index));
+    }
+  };
+
+  Schedule out;
+  out.cache_hit = hit;
+  out.temporaries = tmpl->temporaries;
+  out.reused_temps = tmpl->reused;
+  for (const TemplateItem& ti : tmpl->items) {
+    ScheduleItem item{ti.kind, ti.ast, {}, ti.device};
+    for (const BufRef& r : ti.bufs) item.bufs.push_back(resolve(r));
+    out.items.push_back(std::move(item));
+  }
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const RootResult& rr = tmpl->roots[i];
+    const std::shared_ptr<Buffer>& buf = resolve(rr.ref);
+    UOpPtr view;
+    if (rr.view) {
+      view = rebuild_view(rr.view, buf->uop());
+    } else {
+      view = buf->uop();
+      const Shape& shape = *roots[i]->shape();
+      if (shape != Shape{buf->size()}) view = UOp::make(Ops::RESHAPE, view->dtype, {view}, shape);
+    }
+    out.results.push_back(view);
+    out.result_buffers.push_back(buf);
+  }
+
+  if (getenv_int("DEBUG") >= 1) {
+    int64_t kernels = 0, copies = 0;
+    for (const ScheduleItem& it : out.items)
+      (it.kind == ScheduleItem::Kind::Kernel ? kernels : copies) += 1;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("scheduled %lld kernel%s, %lld cop%s, %lld temporar%s (%lld reused) in %.2f ms%s\n",
+                static_cast<long long>(kernels), kernels == 1 ? "" : "s",
+                static_cast<long long>(copies), copies == 1 ? "y" : "ies",
+                static_cast<long long>(out.temporaries), out.temporaries == 1 ? "y" : "ies",
+                static_cast<long long>(out.reused_temps), ms, hit ? " (cache hit)" : "");
+    std::fflush(stdout);
+  }
+  return out;
+}
+
+} // namespace tg

@@ -1,0 +1,38 @@
+#pragma once
+// What the Tensor's implementation files share: the state behind a handle and helpers to make
+// tensors from nodes.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/shape.hpp"
+#include "tg/buffer.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg {
+
+// The state every copy of a Tensor handle shares: its graph and the buffers the graph names
+// (they live as long as some tensor's graph needs them).
+struct TensorState {
+  UOpPtr uop;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+};
+
+namespace detail {
+
+// A tensor over `uop` whose graph reads the buffers of `parents`.
+Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents);
+Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents);
+UOpPtr device_node(const std::string& device);
+// A tensor-level constant of `shape` (a 0-d CONST reshaped and expanded, no memory).
+UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Shape& shape);
+// The dtype a Python scalar gets on its own: bool, int32 or float32.
+DType scalar_dtype(const Scalar& s);
+// `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what);
+// Replaces realized nodes by their results in every live tensor (tinygrad's becomes_map).
+void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,
+                   const std::vector<std::shared_ptr<Buffer>>& buffers);
+
+} // namespace detail
+} // namespace tg

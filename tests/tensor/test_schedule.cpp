@@ -1,0 +1,63 @@
+// Kernel counts on NULL (the scheduler's fusion decisions), the schedule cache, memory planning.
+#include <doctest/doctest.h>
+
+#include "tg/schedule.hpp"
+#include "tg/tensor.hpp"
+
+using namespace tg;
+
+namespace {
+int64_t kernels(const std::vector<ScheduleItem>& items) {
+  int64_t n = 0;
+  for (const ScheduleItem& i : items) n += i.kind == ScheduleItem::Kind::Kernel;
+  return n;
+}
+Tensor realized(const Shape& s, const std::string& dev = "NULL") {
+  return Tensor::empty(s, dtypes::float32, dev);
+}
+} // namespace
+
+TEST_SUITE("tensor.schedule") {
+  TEST_CASE("(a+b).relu() is one kernel") {
+    Tensor a = realized({16, 16}), b = realized({16, 16});
+    CHECK(kernels((a + b).relu().schedule()) == 1);
+  }
+  TEST_CASE("(a*b).sum() is one kernel") {
+    Tensor a = realized({64}), b = realized({64});
+    CHECK(kernels((a * b).sum().schedule()) == 1);
+  }
+  TEST_CASE("softmax of a 2-D tensor is at most 3 kernels") {
+    Tensor x = realized({8, 32});
+    int64_t n = kernels(x.softmax(-1).schedule());
+    CHECK(n >= 1);
+    CHECK(n <= 3);
+  }
+  TEST_CASE("a chain of 20 elementwise ops is one kernel") {
+    Tensor x = realized({128});
+    Tensor y = x;
+    for (int i = 0; i < 20; ++i) y = (i % 2) ? y * 1.5 : y + 1.0;
+    CHECK(kernels(y.schedule()) == 1);
+  }
+  TEST_CASE("a permute or reshape of a realized buffer adds no kernel") {
+    Tensor x = realized({4, 8});
+    CHECK(kernels(x.permute({1, 0}).schedule()) == 0);
+    CHECK(kernels(x.reshape({32}).schedule()) == 0);
+    CHECK(kernels(x.permute({1, 0}).reshape({2, 16}).schedule()) == 0);
+    CHECK(kernels((x.permute({1, 0}) + 1).schedule()) == 1);
+  }
+  TEST_CASE("matmul is one kernel") {
+    Tensor a = realized({8, 16}), b = realized({16, 4});
+    CHECK(kernels(a.matmul(b).schedule()) == 1);
+  }
+  TEST_CASE("the schedule cache hits on the second identical step") {
+    clear_schedule_cache();
+    const ScheduleCacheStats before = schedule_cache_stats();
+    for (int step = 0; step < 3; ++step) {
+      Tensor a = realized({32}), b = realized({32});
+      ((a * b) + 2).sum().realize();
+    }
+    const ScheduleCacheStats after = schedule_cache_stats();
+    CHECK(after.lookups - before.lookups == 3);
+    CHECK(after.hits - before.hits == 2);
+  }
+}
