@@ -3,16 +3,30 @@
 
 #include <atomic>
 #include <cctype>
+#include <map>
+#include <mutex>
 
 #include "tg/device_registry.hpp"
 #include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/lru_allocator.hpp"
 
 namespace tg {
 
 namespace {
 
 std::atomic<int64_t> g_next_unique{1};
+
+// One caching allocator per device (tinygrad's LRUAllocator): a step that frees and allocates
+// the same sizes again stops paying for fresh pages. Never destroyed, like the devices.
+Allocator& cached_allocator(Device& device) {
+  static std::mutex mu;
+  static auto& by_device = *new std::map<Device*, std::unique_ptr<LRUAllocator>>();
+  std::lock_guard lock(mu);
+  auto& a = by_device[&device];
+  if (!a) a = std::make_unique<LRUAllocator>(device.allocator());
+  return *a;
+}
 
 UOpPtr buffer_node(const std::string& device, DType dtype, int64_t size) {
   UOpPtr unique = UOp::make(Ops::UNIQUE, dtypes::void_, {}, g_next_unique.fetch_add(1));
@@ -61,9 +75,9 @@ std::shared_ptr<Buffer> Buffer::borrow_host(std::string device, DType dtype, int
 Buffer::~Buffer() {
   if (ptr_ != 0 && owned_ && device_) {
     try {
-      // Kernels still queued may use this memory: free only once the queue is past them.
+      // Kernels still queued may use this memory: reuse it only once the queue is past them.
       device_->queue().synchronize();
-      device_->allocator().free(ptr_, nbytes());
+      cached_allocator(*device_).free(ptr_, nbytes());
     } catch (...) { // a failed queue already reported its error to whoever waited on it
     }
   }
@@ -75,7 +89,7 @@ Device& Buffer::device() {
 }
 
 DevicePtr Buffer::ptr() {
-  if (ptr_ == 0 && size_ > 0) ptr_ = device().allocator().alloc(nbytes());
+  if (ptr_ == 0 && size_ > 0) ptr_ = cached_allocator(device()).alloc(nbytes());
   return ptr_;
 }
 

@@ -18,7 +18,9 @@ struct RunnerEntry {
   std::shared_ptr<CompiledRunner> runner;
 };
 std::mutex g_runners_mu;
-std::map<std::pair<std::string, const UOp*>, RunnerEntry> g_runners;
+// Never destroyed: a runner's program belongs to its plugin's device, which may be gone by the
+// time static destructors run; the process is ending anyway.
+auto& g_runners = *new std::map<std::pair<std::string, const UOp*>, RunnerEntry>();
 } // namespace
 
 std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpPtr& ast) {
