@@ -1,12 +1,12 @@
 // tinyrun: the one command line of tinygrad-cpp. Today it reports what it is built with, lists
-// the device plugins and exercises the IR; `llm`, `mnist`, `cifar`, `bert` and `bench` join it
-// as the engine lands.
+// the device plugins and runs tensors through the whole pipeline; `llm`, `mnist`, `cifar`, `bert`
+// and `bench` join it as the engine lands.
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "demo_kernel.hpp"
+#include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/env.hpp"
 #include "tg/error.hpp"
@@ -18,9 +18,10 @@ namespace {
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: tinyrun [command]\n"
-               "  (none)    print the version and the devices found, run a small kernel on the\n"
-               "            device DEV selects (DEV=CPU, DEV=CPU:C; default: the best found)\n"
-               "            and simplify an index expression\n"
+               "  (none)    print the version and the devices found, run a few tensor\n"
+               "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
+               "            the best found), check them against the host, and simplify an index\n"
+               "            expression\n"
                "  version   print the version\n"
                "  plugins   list every device plugin found, loaded or not and why\n"
                "  simplify  simplify an index expression and print both forms\n");
@@ -99,12 +100,8 @@ int main(int argc, char** argv) {
     std::printf("tinyrun %s\n", TG_VERSION);
     print_devices();
     // DEV picks the device (an explicit request that cannot be served fails with the reasons);
-    // without it the best available device runs the kernel.
-    std::shared_ptr<tg::Device> device = tg::DeviceRegistry::global().default_device();
-    const std::string dev = tg::getenv_str("DEV");
-    const std::string renderer =
-        tg::resolve_renderer(*device, dev.empty() ? tg::DeviceSpec{} : tg::DeviceSpec::parse(dev));
-    int rc = tinyrun::run_demo_kernel(device, renderer);
+    // without it the best available device runs the tensors.
+    int rc = tinyrun::run_tensor_demo();
     return simplify_demo() | rc;
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "tinyrun: %s\n", e.what());
