@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev # Boost.DLL (header-only) and Boost.JSON
   llvm-19-dev clang-19                   # ORC JIT for the CPU plugin, clang for the C renderer
   libtbb-dev doctest-dev zlib1g-dev
+  libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
 )
 
