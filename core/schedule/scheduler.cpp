@@ -76,8 +76,40 @@ int64_t placeholder_number(const UOp* buffer) {
   return -1 - std::get<int64_t>(buffer->src[0]->arg);
 }
 
-// Replaces every BUFFER by BUFFER(UNIQUE(-1-k)) numbered in order of first appearance, and drops
-// CONTIGUOUS of something already contiguous in memory.
+// tinygrad's split_reduceop: a reduce of many elements into few outputs would run on one
+// thread, so its largest reduced axis of size d is split as (k, d/k): a first kernel reduces
+// d/k elements into k partials in parallel (stored), a second reduces the k partials. Returns
+// null when the reduce is small or no axis splits evenly.
+UOpPtr split_reduce(const UOp& u, const UOpPtr& src) {
+  const auto& ra = std::get<ReduceArg>(u.arg);
+  const Shape& in = *src->shape();
+  const int64_t out_n = shape_numel(*u.shape());
+  if (out_n == 0 || shape_numel(in) / out_n < (int64_t{1} << 15) || out_n > 64) return nullptr;
+  int64_t axis = -1, k = 0;
+  for (int64_t a : ra.axes) {
+    const int64_t d = in[static_cast<size_t>(a)];
+    for (int64_t f = 256; f >= 8; f /= 2)
+      if (d % f == 0 && d / f >= 256 && (axis < 0 || f > k)) {
+        axis = a, k = f;
+        break;
+      }
+  }
+  if (axis < 0) return nullptr;
+  const auto ax = static_cast<size_t>(axis);
+  Shape split = in;
+  split[ax] = in[ax] / k;
+  split.insert(split.begin() + axis, k);
+  std::vector<int64_t> inner_axes; // every reduced axis but the k partials (axis stays)
+  for (int64_t a : ra.axes) inner_axes.push_back(a < axis ? a : a + 1);
+  UOpPtr x = UOp::make(Ops::RESHAPE, src->dtype, {src}, split);
+  UOpPtr partial = UOp::make(Ops::REDUCE, u.dtype, {x}, ReduceArg{ra.op, inner_axes});
+  partial = UOp::make(Ops::CONTIGUOUS, u.dtype, {partial});
+  UOpPtr total = UOp::make(Ops::REDUCE, u.dtype, {partial}, ReduceArg{ra.op, {axis}});
+  return UOp::make(Ops::RESHAPE, u.dtype, {total}, *u.shape());
+}
+
+// Replaces every BUFFER by BUFFER(UNIQUE(-1-k)) numbered in order of first appearance, drops
+// CONTIGUOUS of something already contiguous in memory, and splits large reduces.
 UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) {
   std::unordered_map<const UOp*, UOpPtr> done;
   for (const UOp* u : sink->toposort()) {
@@ -97,6 +129,8 @@ UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) 
                     {UOp::make(Ops::UNIQUE, dtypes::void_, {}, -1 - k), u->src[1]}, u->arg);
     } else if (u->op == Ops::DETACH) { // only autograd sees DETACH
       r = src[0];
+    } else if (u->op == Ops::REDUCE && (r = split_reduce(*u, src[0]))) {
+      // split in two kernels
     } else if (u->op == Ops::CONTIGUOUS && is_contiguous_buffer_view(src[0])) {
       r = src[0];
     } else if (changed) {

@@ -1,6 +1,8 @@
 // Kernel counts on NULL (the scheduler's fusion decisions), the schedule cache, memory planning.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 
@@ -48,6 +50,23 @@ TEST_SUITE("tensor.schedule") {
   TEST_CASE("matmul is one kernel") {
     Tensor a = realized({8, 16}), b = realized({16, 4});
     CHECK(kernels(a.matmul(b).schedule()) == 1);
+  }
+  TEST_CASE("a large reduce into one value is split in two kernels (parallel partials)") {
+    CHECK(kernels(realized({1 << 20}).sum().schedule()) == 2);
+    CHECK(kernels(realized({4, 1 << 18}).max({1}).schedule()) == 2);
+    CHECK(kernels(realized({1000}).sum().schedule()) == 1);          // small: one kernel
+    CHECK(kernels(realized({1024, 1024}).sum({1}).schedule()) == 1); // many outputs: parallel
+    // On CPU the split sum matches a double-precision reference.
+    std::vector<float> host(1 << 20);
+    double want = 0;
+    for (size_t i = 0; i < host.size(); ++i) {
+      host[i] = static_cast<float>((i * 7919) % 1000) * 0.001f;
+      want += host[i];
+    }
+    Tensor t = Tensor::from_vector(host, "CPU");
+    CHECK(t.sum().item<float>() == doctest::Approx(want).epsilon(1e-6));
+    const float top = *std::max_element(host.begin(), host.end());
+    CHECK(t.reshape({2, 1 << 19}).max({1}).to_vector<float>() == std::vector<float>{top, top});
   }
   TEST_CASE("the schedule cache hits on the second identical step") {
     clear_schedule_cache();
