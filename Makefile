@@ -28,6 +28,7 @@ build: configure
 bench: build
 	$(BUILD)/bench/tg_bench_rewrite
 	$(BUILD)/bench/tg_bench_cpu
+	$(BUILD)/bench/tg_bench_tensor
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
