@@ -68,6 +68,18 @@ TEST_SUITE("tensor.schedule") {
     const float top = *std::max_element(host.begin(), host.end());
     CHECK(t.reshape({2, 1 << 19}).max({1}).to_vector<float>() == std::vector<float>{top, top});
   }
+  TEST_CASE("identical kernels are compiled once") {
+    auto from = [](float v) {
+      return Tensor::full({37}, v, dtypes::float32, "CPU").contiguous().realize();
+    };
+    Tensor a = from(1), b = from(2), c = from(3), d = from(4);
+    const int64_t before = schedule_cache_stats().kernels_compiled;
+    Tensor x = a * b + 0.5, y = c * d + 0.5; // two kernels with one AST over other buffers
+    Tensor::realize_all({x, y});
+    CHECK(schedule_cache_stats().kernels_compiled - before == 1);
+    CHECK(x.to_vector<float>() == std::vector<float>(37, 2.5f));
+    CHECK(y.to_vector<float>() == std::vector<float>(37, 12.5f));
+  }
   TEST_CASE("the schedule cache hits on the second identical step") {
     clear_schedule_cache();
     const ScheduleCacheStats before = schedule_cache_stats();
