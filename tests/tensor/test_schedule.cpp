@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tensor/tensor_internal.hpp"
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 
@@ -79,6 +80,21 @@ TEST_SUITE("tensor.schedule") {
     CHECK(schedule_cache_stats().kernels_compiled - before == 1);
     CHECK(x.to_vector<float>() == std::vector<float>(37, 2.5f));
     CHECK(y.to_vector<float>() == std::vector<float>(37, 12.5f));
+  }
+  TEST_CASE("the memory plan gives a dead intermediate's memory to a later one") {
+    Tensor x = Tensor::arange(64, dtypes::float32, "CPU").contiguous().realize();
+    Tensor t1 = (x + 1).contiguous();  // item 0
+    Tensor t2 = (t1 * 2).contiguous(); // item 1 reads t1 (its last reader)
+    Tensor t3 = (t2 + 3).contiguous(); // item 2 may take t1's memory
+    Tensor y = t3 * 4;                 // item 3, the output
+    Schedule s = create_schedule({y.uop()}, y.state()->buffers);
+    REQUIRE(s.items.size() == 4);
+    CHECK(s.temporaries == 3);
+    CHECK(s.reused_temps == 1);
+    CHECK(s.items[2].bufs[0] == s.items[0].bufs[0]);
+    CHECK(s.items[1].bufs[0] != s.items[0].bufs[0]);
+    std::vector<float> got = y.to_vector<float>();
+    for (int i = 0; i < 64; ++i) CHECK(got[static_cast<size_t>(i)] == ((i + 1) * 2 + 3) * 4.0f);
   }
   TEST_CASE("the schedule cache hits on the second identical step") {
     clear_schedule_cache();
