@@ -241,3 +241,242 @@ TEST_SUITE("codegen.decomp") {
     }
   }
 }
+
+namespace {
+
+int count_ops(const LoweredKernel& k, std::initializer_list<Ops> ops) {
+  int n = 0;
+  for (const auto& u : k.uops)
+    for (Ops o : ops) n += u->op == o;
+  return n;
+}
+
+// out[(d_index)*n + i] = x[i] / d and mod[...] = x[i] % d for every divisor, in one kernel.
+template <class T>
+void check_division(DType dt, const std::vector<T>& xs, const std::vector<int64_t>& divisors,
+                    bool expect_decomposed) {
+  const auto n = static_cast<int64_t>(xs.size());
+  const auto nd = static_cast<int64_t>(divisors.size());
+  auto q = buf(0, dt, n * nd), r = buf(1, dt, n * nd), x = buf(2, dt, n);
+  auto i = rng(n, 0);
+  std::vector<UOpPtr> stores;
+  for (int64_t j = 0; j < nd; ++j) {
+    auto v = ld(x, i);
+    auto d = UOp::const_(dt, divisors[j]);
+    stores.push_back(st(q, i + j * n, v->alu(Ops::IDIV, {d})));
+    stores.push_back(st(r, i + j * n, v->alu(Ops::MOD, {d})));
+  }
+  auto ast = UOp::sink(stores);
+  for (const std::string& rn : kRenderers) {
+    CAPTURE(rn);
+    std::vector<HostBuf> bufs{HostBuf::zeros<T>(n * nd), HostBuf::zeros<T>(n * nd),
+                              HostBuf::of(xs)};
+    LoweredKernel k = run_with<T>(ast, cpu_caps(), rn, bufs);
+    if (expect_decomposed) CHECK(count_ops(k, {Ops::IDIV, Ops::MOD}) == 0);
+    auto qo = bufs[0].as<T>(), ro = bufs[1].as<T>();
+    int64_t bad = 0;
+    for (int64_t j = 0; j < nd; ++j)
+      for (int64_t t = 0; t < n; ++t) {
+        const T want_q = static_cast<T>(xs[t] / static_cast<T>(divisors[j]));
+        const T want_r = static_cast<T>(xs[t] % static_cast<T>(divisors[j]));
+        if (qo[j * n + t] != want_q || ro[j * n + t] != want_r) {
+          if (bad++ < 5)
+            FAIL_CHECK(+xs[t] << " / " << divisors[j] << ": got " << +qo[j * n + t] << " rem "
+                              << +ro[j * n + t] << ", C gives " << +want_q << " rem " << +want_r);
+        }
+      }
+    CHECK(bad == 0);
+  }
+}
+
+std::vector<int64_t> iota_divisors(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t d = lo; d <= hi; ++d) v.push_back(d);
+  return v;
+}
+
+} // namespace
+
+TEST_SUITE("codegen.decomp") {
+
+  TEST_CASE("int8 and uint8: every numerator by every divisor 1..127") {
+    std::vector<int8_t> s8(256);
+    std::vector<uint8_t> u8(256);
+    for (int v = 0; v < 256; ++v) {
+      s8[v] = static_cast<int8_t>(v - 128);
+      u8[v] = static_cast<uint8_t>(v);
+    }
+    check_division(dtypes::int8, s8, iota_divisors(1, 127), true);
+    check_division(dtypes::uint8, u8, iota_divisors(1, 127), true);
+  }
+
+  TEST_CASE("int32 and uint32: random numerators, many divisors") {
+    std::mt19937_64 gen(1234);
+    std::vector<int32_t> s32{0, 1, -1, INT32_MIN, INT32_MAX, INT32_MIN + 1, -7, 7};
+    std::vector<uint32_t> u32{0, 1, UINT32_MAX, 0x80000000u, 0x7fffffffu};
+    for (int t = 0; t < 4000; ++t) {
+      s32.push_back(static_cast<int32_t>(gen()));
+      u32.push_back(static_cast<uint32_t>(gen()));
+      s32.push_back(static_cast<int32_t>(gen() % 2001) - 1000);
+    }
+    std::vector<int64_t> ds = iota_divisors(1, 40);
+    for (int64_t d : {64, 100, 127, 128, 255, 641, 1000, 4096, 6700417, 65537, 1000000007,
+                      0x40000000, 2147483647})
+      ds.push_back(d);
+    check_division(dtypes::int32, s32, ds, true);
+    // uint32: the magic product of a full-range numerator can need 65 bits; those divisions
+    // stay IDIV, the rest must still be exact.
+    check_division(dtypes::uint32, u32, ds, false);
+  }
+
+  TEST_CASE("an index with a small range divides without widening, and the knob turns it off") {
+    const int64_t n = 1000;
+    auto out = buf(0, dtypes::int32, n), i = rng(n, 0);
+    auto ast = UOp::sink({st(out, i, (i / 7 * 100 + i % 7 + (i + 3) / 16)->cast(dtypes::int32))});
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      std::vector<HostBuf> bufs{HostBuf::zeros<int32_t>(n)};
+      LoweredKernel k = run_with<int32_t>(ast, cpu_caps(), rn, bufs);
+      CHECK(count_ops(k, {Ops::IDIV, Ops::MOD}) == 0);
+      CHECK(count_ops(k, {Ops::CAST}) == 1); // no widening casts, only the output's
+      auto o = bufs[0].as<int32_t>();
+      for (int64_t t = 0; t < n; ++t) REQUIRE(o[t] == t / 7 * 100 + t % 7 + (t + 3) / 16);
+    }
+    setenv("DISABLE_FAST_IDIV", "1", 1);
+    LoweredKernel off = lower_kernel(ast, cpu_caps());
+    unsetenv("DISABLE_FAST_IDIV");
+    CHECK(count_ops(off, {Ops::IDIV, Ops::MOD}) > 0);
+  }
+}
+
+namespace {
+
+double widen(uint16_t b, DType dt) {
+  return dt == dtypes::bfloat16 ? bf16_to_float(b) : half_to_float(b);
+}
+// One op computed in float32 and rounded to `dt`, as the kernel must.
+double rounded(double f32_result, DType dt) {
+  return as_double(cast_const(static_cast<double>(static_cast<float>(f32_result)), dt));
+}
+
+// Bit patterns of narrow floats: every finite and special value of the format, shuffled.
+std::vector<uint16_t> narrow_patterns(size_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = static_cast<uint16_t>(gen());
+  return v;
+}
+
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+} // namespace
+
+TEST_SUITE("codegen.decomp") {
+
+  TEST_CASE("a*b+c in bfloat16 and float16 rounds every op like cast_const") {
+    const int64_t n = 1 << 16;
+    for (DType dt : {dtypes::bfloat16, dtypes::float16}) {
+      for (bool half_hw : {true, false}) {
+        if (dt == dtypes::bfloat16 && !half_hw) continue;
+        CAPTURE(dt.name());
+        CAPTURE(half_hw);
+        RendererCaps caps = cpu_caps();
+        caps.supports_half = half_hw;
+        auto out = buf(0, dt, n), a = buf(1, dt, n), b = buf(2, dt, n), c = buf(3, dt, n);
+        auto i = rng(n, 0);
+        auto ast = UOp::sink({st(out, i, ld(a, i) * ld(b, i) + ld(c, i))});
+        auto av = narrow_patterns(n, 1), bv = narrow_patterns(n, 2), cv = narrow_patterns(n, 3);
+        for (const std::string& rn : kRenderers) {
+          CAPTURE(rn);
+          std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(n), HostBuf::of(av), HostBuf::of(bv),
+                                    HostBuf::of(cv)};
+          LoweredKernel k = run_with<uint16_t>(ast, caps, rn, bufs);
+          // bfloat16, and float16 without half arithmetic, leave no narrow ALU.
+          bool narrow_alu = false;
+          for (const auto& u : k.uops)
+            narrow_alu |= GroupOp::ALU.contains(u->op) && u->dtype.scalar_type == dt.scalar_type;
+          CHECK(narrow_alu == (dt == dtypes::float16 && half_hw));
+          auto o = bufs[0].as<uint16_t>();
+          int64_t bad = 0;
+          for (int64_t t = 0; t < n; ++t) {
+            const double x = widen(av[t], dt), y = widen(bv[t], dt), z = widen(cv[t], dt);
+            const double want = rounded(rounded(x * y, dt) + z, dt);
+            const double got = widen(o[t], dt);
+            if (!same(got, want) && bad++ < 5)
+              FAIL_CHECK(x << " * " << y << " + " << z << ": got " << got << " want " << want);
+          }
+          CHECK(bad == 0);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("a bfloat16 sum accumulates in float32 and rounds once") {
+    const int64_t R = 16, C = 300;
+    auto out = buf(0, dtypes::bfloat16, R), x = buf(1, dtypes::bfloat16, R * C);
+    auto i = rng(R, 0), j = rng(C, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * C + j), {j}))});
+    std::vector<uint16_t> xv(R * C);
+    for (int64_t t = 0; t < R * C; ++t) xv[t] = float_to_bf16(1.0 + static_cast<double>(t % 7) / 8);
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(R), HostBuf::of(xv)};
+      run_with<uint16_t>(ast, cpu_caps(), rn, bufs);
+      auto o = bufs[0].as<uint16_t>();
+      for (int64_t y = 0; y < R; ++y) {
+        float acc = 0;
+        for (int64_t t = 0; t < C; ++t) acc += static_cast<float>(bf16_to_float(xv[y * C + t]));
+        CHECK(o[y] == float_to_bf16(acc));
+      }
+    }
+  }
+
+  TEST_CASE("casts to and from bfloat16 and float16 round like cast_const") {
+    // float32 and float64 sources: random bit patterns, ties, NaNs, infinities, denormals.
+    std::mt19937_64 gen(7);
+    std::vector<float> fs;
+    std::vector<double> ds;
+    for (int t = 0; t < 1 << 16; ++t) {
+      fs.push_back(std::bit_cast<float>(static_cast<uint32_t>(gen())));
+      ds.push_back(std::bit_cast<double>(gen()));
+      ds.push_back(static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(gen()))) *
+                   (1 + 0x1p-30));
+    }
+    for (uint32_t b : {0x3f808000u, 0x3f818000u, 0x3f80c000u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                       0x7fc00001u, 0xffa00000u, 0x00000001u, 0x80008000u, 0x477ff000u, 0x477fe000u,
+                       0x33000000u, 0x33000001u})
+      fs.push_back(std::bit_cast<float>(b));
+    for (float f : fs) ds.push_back(f);
+    for (DType to : {dtypes::bfloat16, dtypes::float16}) {
+      CAPTURE(to.name());
+      for (const std::string& rn : kRenderers) {
+        CAPTURE(rn);
+        auto run_cast = [&](auto src, DType from) {
+          using T = typename decltype(src)::value_type;
+          const auto n = static_cast<int64_t>(src.size());
+          auto out = buf(0, to, n), back = buf(1, dtypes::float32, n), a = buf(2, from, n);
+          auto i = rng(n, 0);
+          auto v = ld(a, i)->cast(to);
+          auto ast = UOp::sink({st(out, i, v), st(back, i, ld(out, i)->cast(dtypes::float32))});
+          std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(n), HostBuf::zeros<float>(n),
+                                    HostBuf::of(src)};
+          run_with<T>(ast, cpu_caps(), rn, bufs);
+          auto o = bufs[0].as<uint16_t>();
+          int64_t bad = 0;
+          for (int64_t t = 0; t < n; ++t) {
+            const double want = as_double(cast_const(static_cast<double>(src[t]), to));
+            if (!same(widen(o[t], to), want) && bad++ < 5)
+              FAIL_CHECK(from.name()
+                         << " " << src[t] << " -> " << widen(o[t], to) << ", want " << want);
+          }
+          CHECK(bad == 0);
+          return n;
+        };
+        run_cast(fs, dtypes::float32);
+        run_cast(ds, dtypes::float64);
+      }
+    }
+  }
+}
