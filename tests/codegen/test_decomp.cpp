@@ -367,6 +367,14 @@ std::vector<uint16_t> narrow_patterns(size_t n, uint64_t seed) {
   return v;
 }
 
+// Distance in values of the 16-bit format between two bit patterns (NaNs equal each other).
+int64_t narrow_ulp(uint16_t a, uint16_t b, DType dt) {
+  const bool na = std::isnan(widen(a, dt)), nb = std::isnan(widen(b, dt));
+  if (na || nb) return na && nb ? 0 : INT64_MAX;
+  auto ord = [](uint16_t x) { return x & 0x8000 ? -int64_t{x & 0x7fff} : int64_t{x}; };
+  return std::abs(ord(a) - ord(b));
+}
+
 bool same(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
 }
@@ -476,6 +484,35 @@ TEST_SUITE("codegen.decomp") {
         };
         run_cast(fs, dtypes::float32);
         run_cast(ds, dtypes::float64);
+      }
+    }
+  }
+}
+
+TEST_SUITE("codegen.decomp") {
+  TEST_CASE("bfloat16 and float16 transcendentals go through float32") {
+    // Every bit pattern of the format; the result is libm's float32 value rounded to the
+    // format, give or take one ulp of the format (the float32 value is within 1 ulp).
+    std::vector<uint16_t> in(1 << 16);
+    for (size_t t = 0; t < in.size(); ++t) in[t] = static_cast<uint16_t>(t);
+    for (DType dt : {dtypes::bfloat16, dtypes::float16}) {
+      using Fn = float (*)(float);
+      for (auto [op, f] :
+           {std::pair<Ops, Fn>{Ops::EXP2, exp2f_}, std::pair<Ops, Fn>{Ops::LOG2, log2f_},
+            std::pair<Ops, Fn>{Ops::SIN, sinf_}}) {
+        CAPTURE(dt.name());
+        CAPTURE(op_name(op));
+        for (const std::string& rn : kRenderers) {
+          CAPTURE(rn);
+          auto got = run_unary(op, dt, in, rn, no_transcendentals());
+          int64_t worst = 0;
+          for (size_t t = 0; t < in.size(); ++t) {
+            const double want = as_double(cast_const(f(static_cast<float>(widen(in[t], dt))), dt));
+            const uint16_t wb = dt == dtypes::bfloat16 ? float_to_bf16(want) : float_to_half(want);
+            worst = std::max(worst, narrow_ulp(got[t], wb, dt));
+          }
+          CHECK(worst <= 1);
+        }
       }
     }
   }
