@@ -3,12 +3,14 @@
 // ADD/SUB/MUL/FDIV/NEG, comparisons and WHERE, CAST/BITCAST and integer SHL/SHR/AND/OR/XOR.
 //
 // The polynomial coefficients are near-minimax (Chebyshev) fits made with mpmath for this file
-// (degree chosen so the fit error is far below half an ulp of the type), rounded to the type.
+// (degree chosen so the fit error is far below half an ulp of the type), rounded to the type;
+// scripts/transcendental_coefficients.py regenerates them and the tables of 2/pi and pi/2.
 //
 // - exp2: x = q + s with q = round(x), |s| <= 1/2; 2^s = 1 + s*P(s); 2^q applied in two
-//   halves by building the powers of two from their exponent bits (so 2^-150 and 2^128 work).
+//   halves, each a power of two built from its exponent bits (normal even where 2^q is not).
 // - log2: x = m * 2^e with m in [0.75, 1.5) (exponent bits, exact; denormals are scaled by 2^64
-//   first); t = (m-1)/(m+1); log2(m) = t*(C + t^2*T(t^2)), C = 2/ln 2 split in two.
+//   first); t = (m-1)/(m+1); log2(m) = t*(C + t^2*T(t^2)), C = 2/ln 2 split in two; t and C*t
+//   are double-word values so the sum with e rounds about once.
 // - sin: |x| < pi/4 directly; otherwise x = (q + f)*pi/2 with |f| <= 1/2 by Payne-Hanek: the
 //   bits of 2/pi that matter for the exponent of x (a 128-bit window of a table) times the
 //   mantissa, in 32x32->64-bit integer products, give q mod 4 and f as 62-bit fixed point;
