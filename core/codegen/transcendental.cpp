@@ -12,11 +12,12 @@
 //   first); t = (m-1)/(m+1); log2(m) = t*(C + t^2*T(t^2)), C = 2/ln 2 split in two; t and C*t
 //   are double-word values so the sum with e rounds about once.
 // - sin: |x| < pi/4 directly; otherwise x = (q + f)*pi/2 with |f| <= 1/2 by Payne-Hanek: the
-//   bits of 2/pi that matter for the exponent of x (a 128-bit window of a table) times the
-//   mantissa, in 32x32->64-bit integer products, give q mod 4 and f as 62-bit fixed point;
-//   f*pi/2 is formed in integers too and converted to float once. float64 below 2^20 uses
-//   Cody-Waite (pi/2 in four parts, the first three exact in products with q). Then sin or cos
-//   of the reduced argument by quadrant, the sign of x restored by its sign bit.
+//   bits of 2/pi that matter for the exponent of x (a 128-bit window of a table, 192 bits for
+//   float64) times the mantissa, in 32x32->64-bit integer products, give q mod 4 and f in
+//   fixed point (62 bits, float64 126); f*pi/2 is formed in integers and converted once
+//   (float32), or as a double-word value (float64). float64 below 2^20 uses Cody-Waite (pi/2
+//   in four parts, the first three exact in products with q). Then sin or cos of the reduced
+//   argument by quadrant, the sign of x restored by its sign bit.
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -206,31 +207,46 @@ std::pair<UOpPtr, UOpPtr> payne_hanek(const UOpPtr& ax, const FloatInfo& fi) {
   const UOpPtr j = sub(E, ki(i32, 2)); // j0 - 1
   const UOpPtr w = add(shr(j, 5), ki(i32, kLeadZeros));
   const UOpPtr o = band(j, 31)->cast(u64);
-  // The largest word index any exponent of this type needs, plus the window's 4 more.
+  // float32 takes a 128-bit window of 2/pi and keeps the 64 bits V of the product that hold
+  // q and a 62-bit remainder; float64 takes 192 bits and also the 64 bits L below V, since
+  // its remainder can cancel some 60 bits more than float32's.
+  const int nwin = fi.f64 ? 6 : 4;
+  // The largest word index any exponent of this type needs, plus the window's words.
   const int64_t max_exp = (fi.exp_mask - 1) - fi.bias - fi.mant;
-  const int64_t max_w = ((max_exp - 2) >> 5) + kLeadZeros + 3;
-  // 128-bit window W = w0:w1:w2:w3 (w0 most significant), 32 bits each, from word pairs.
+  const int64_t max_w = ((max_exp - 2) >> 5) + kLeadZeros + nwin - 1;
+  // Window W = w0:w1:... (w0 most significant), 32 bits each, from word pairs.
   std::vector<UOpPtr> win;
   const UOpPtr shift = sub(ku(u64, 32), o);
-  for (int n = 0; n < 4; ++n) {
+  for (int n = 0; n < nwin; ++n) {
     const UOpPtr wn = add(w, ki(i32, n));
     UOpPtr pair = ku(u64, 0);
-    for (int64_t c = max_w - 3 + n; c >= 0; --c)
+    for (int64_t c = max_w - (nwin - 1) + n; c >= 0; --c)
       pair = sel(wn->ne(ki(i32, c)), pair, ku(u64, (tz(c) << 32) | tz(c + 1)));
     win.push_back(band(pair->alu(SHR, {shift}), 0xffffffffu));
   }
   // Mantissa limbs, least significant first.
   std::vector<UOpPtr> m{band(mant, 0xffffffffu)};
   if (fi.f64) m.push_back(shr(mant, 32));
-  // V = bits 64..127 of M*W = (ax*2/pi mod 4) * 2^62. Term m_i*w_n has weight 2^(32(i+3-n)).
-  UOpPtr v = ku(u64, 0);
+  // ax*2/pi mod 4 = M*W * 2^(2 - 32*nwin): V = bits top..top+63 of M*W is that times 2^62, L
+  // the 64 bits below. Each product m_i*w_n sits at bit 32*(i + nwin-1 - n); its two 32-bit
+  // halves are added where they land (carries out of L go into V), lower bits are dropped.
+  const int64_t top = 32 * nwin - 64;
+  UOpPtr v = ku(u64, 0), lo = ku(u64, 0);
+  auto add_half = [&](const UOpPtr& h, int64_t pos) {
+    if (pos >= top && pos < top + 64) v = add(v, pos == top ? h : shl(h, pos - top));
+    if (fi.f64 && pos >= top - 64 && pos < top) {
+      const UOpPtr a = pos == top - 64 ? h : shl(h, pos - (top - 64));
+      const UOpPtr sum = add(lo, a);
+      v = add(v, sum->lt(a)->cast(u64)); // carry
+      lo = sum;
+    }
+  };
   for (size_t i = 0; i < m.size(); ++i)
-    for (int n = 0; n < 4; ++n) {
-      const int64_t g = static_cast<int64_t>(i) + 3 - n;
+    for (int n = 0; n < nwin; ++n) {
+      const int64_t pos = 32 * (static_cast<int64_t>(i) + nwin - 1 - n);
       const UOpPtr p = mul(m[i], win[n]);
-      if (g == 1) v = add(v, shr(p, 32));
-      if (g == 2) v = add(v, p);
-      if (g == 3) v = add(v, shl(p, 32));
+      add_half(band(p, 0xffffffffu), pos);
+      add_half(shr(p, 32), pos + 32);
     }
   // Round to the nearest quadrant: q = top two bits of V + 2^61, f = the rest - 2^61.
   const UOpPtr vr = add(v, ku(u64, uint64_t{1} << 61));
@@ -238,7 +254,12 @@ std::pair<UOpPtr, UOpPtr> payne_hanek(const UOpPtr& ax, const FloatInfo& fi) {
   const UOpPtr f = sub(band(vr, (uint64_t{1} << 62) - 1)->cast(i64), ki(i64, int64_t{1} << 61));
   UOpPtr r;
   if (fi.f64) {
-    r = mulk(f->cast(fi.f), 0x1.921fb54442d18p-62); // pi/2 * 2^-62
+    // F = f + L/2^64 as fh + fl (fh = f rounded, fl = the exact integer rest plus L), times
+    // pi/2 * 2^-62 = c_hi + c_lo with the leading product exact (Dekker).
+    const UOpPtr fh = f->cast(fi.f);
+    const UOpPtr fl = add(sub(f, fh->cast(i64))->cast(fi.f), mulk(lo->cast(fi.f), 0x1p-64));
+    const auto [ph, pl] = two_prod(fh, k(fh, 0x1.921fb54442d18p-62), fi);
+    r = add(ph, add(pl, add(mulk(fl, 0x1.921fb54442d18p-62), mulk(fh, 0x1.1a62633145c07p-116))));
   } else {
     // |f|*pi/2 in integers (pi/2 to 32 bits, rounding once at the end), then one conversion.
     const UOpPtr af = sel(f->lt(ki(i64, 0)), -f, f)->cast(u64);
