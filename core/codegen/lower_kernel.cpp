@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "tg/codegen.hpp"
+#include "tg/decompositions.hpp"
 #include "tg/env.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
@@ -76,6 +77,9 @@ LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
   if (debug >= 3) std::cout << "kernel " << k.name << " AST:\n" << print_graph(ast);
 
   UOpPtr sink = simplify_kernel(ast);
+  sink = promote_half_float(sink, caps);
+  sink = decompose_transcendentals(sink, caps);
+  sink = decompose_int_division(sink, caps);
   sink = lower_reduces(sink);
   sink = add_gpudims(sink, caps, k.global);
   sink = add_ends(sink);

@@ -38,6 +38,9 @@ struct RendererCaps {
   bool has_shared = false;  // shared/local memory
   bool supports_float4 = true;
   bool supports_half = true; // float16 arithmetic (else emulated in float32)
+  // EXP2, LOG2 and SIN in hardware or a math library (else codegen decomposes them into
+  // polynomials; TRANSCENDENTAL=2 forces that everywhere)
+  bool has_transcendentals = true;
   std::array<int64_t, 3> global_max{0x7fffffff, 0, 0}; // 0: dimension absent
   std::array<int64_t, 3> local_max{0, 0, 0};
   int64_t shared_max = 0;
