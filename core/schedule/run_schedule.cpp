@@ -18,7 +18,8 @@ struct RunnerEntry {
   std::shared_ptr<CompiledRunner> runner;
 };
 std::mutex g_runners_mu;
-std::map<std::pair<std::string, const UOp*>, RunnerEntry> g_runners;
+// Never destroyed, as the schedule cache: it holds UOps and compiled programs past exit.
+auto& g_runners = *new std::map<std::pair<std::string, const UOp*>, RunnerEntry>;
 } // namespace
 
 std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpPtr& ast) {
