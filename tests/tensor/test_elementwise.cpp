@@ -468,3 +468,39 @@ TEST_SUITE("tensor.elementwise") {
     CHECK_THROWS_AS(Tensor::ones({2}).bitwise_and(Tensor::ones({2})), tg::Error);
   }
 }
+
+TEST_SUITE("tensor.elementwise") {
+  TEST_CASE("scalar operands on either side") {
+    Arr a{{6}, {-7, -3, -1, 0, 4, 9}};
+    Tensor t = to_tensor(a, kI32);
+    check_close(2 - t, map(a, [](double x) { return 2 - x; }), {}, "2 - t", kI32);
+    check_close(10.0 / (t + 20), map(a, [](double x) { return 10.0 / (x + 20); }), tol_for(kF32),
+                "10.0 / (t + 20)", kF32);
+    check_close(t.idiv(-3), map(a, [](double x) { return std::floor(x / -3); }), {}, "t // -3",
+                kI32);
+    check_close(t.mod(4), map(a, [](double x) { return x - std::floor(x / 4) * 4; }), {}, "t % 4",
+                kI32);
+    check_close(t < 2.5,
+                map(
+                    a, [](double x) { return x < 2.5 ? 1.0 : 0.0; }),
+                {}, "t < 2.5", kBool);
+    check_close(t * 0.5, map(a, [](double x) { return x * 0.5; }), tol_for(kF32), "t * 0.5", kF32);
+    check_close(Tensor::arange(4) + 0.5, Arr{{4}, {0.5, 1.5, 2.5, 3.5}}, tol_for(kF32),
+                "arange + 0.5", kF32);
+    check_close(t.clamp({}, tg::Scalar(2)), map(a, [](double x) { return std::min(x, 2.0); }), {},
+                "clamp(max=2)", kI32);
+    check_close(t.maximum(0), map(a, [](double x) { return std::max(x, 0.0); }), {}, "maximum(0)",
+                kI32);
+    check_close(t.pow(2), map(a, [](double x) { return x * x; }), {}, "t ** 2", kI32);
+    Arr u{{5}, {0, 1, 7, 200, 255}};
+    Tensor tu = to_tensor(u, kU8);
+    check_close(tu.mod(7), map(u, [](double x) { return std::fmod(x, 7); }), {}, "uint8 % 7", kU8);
+    check_close(tu.idiv(7), map(u, [](double x) { return std::floor(x / 7); }), {}, "uint8 // 7",
+                kU8);
+    check_close(tu.rshift(tu.scalar_like(int64_t{2})),
+                map(u, [](double x) { return std::floor(x / 4); }), {}, "uint8 >> 2", kU8);
+    check_close(tu - 1, map(u, [](double x) { return store(kU8, x - 1); }), {}, "uint8 - 1 wraps",
+                kU8);
+    check_close(tu.neg(), map(u, [](double x) { return store(kU8, -x); }), {}, "-uint8 wraps", kU8);
+  }
+}

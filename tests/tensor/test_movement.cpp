@@ -217,3 +217,21 @@ TEST_SUITE("tensor.movement") {
     CHECK(s.contiguous().item<float>() == 3.0f);
   }
 }
+
+TEST_SUITE("tensor.movement") {
+  TEST_CASE("views of realized results, and copies of views to another device") {
+    Arr a = random_arr({4, 5}, -9, 9, kI32, 31);
+    Tensor t = to_tensor(a, kI32);
+    Tensor r = (t * 3).realize();
+    check_close(r.flip({1}).shrink({{1, 3}, {0, 5}}),
+                shrink(flip(map(a, [](double x) { return 3 * x; }), {1}), {{1, 3}, {0, 5}}), {},
+                "flip+shrink of a realized result", kI32);
+    Tensor c = t.permute({1, 0}).flip({0}).to("CPU:C");
+    check_close(c, flip(permute(a, {1, 0}), {0}), {}, "permuted+flipped view copied to CPU:C",
+                kI32);
+    check_close(t.pad({{1, 1}, {0, 0}}, int64_t{5}).to("CPU:C").sum({0}),
+                reduce(pad(a, {{1, 1}, {0, 0}}, 5), {0}, false, 0,
+                       [](double x, double y) { return x + y; }),
+                {}, "padded view copied, then reduced on CPU:C", kI32);
+  }
+}

@@ -50,6 +50,19 @@ TEST_SUITE("tensor.random") {
     CHECK(Tensor::rand({2, 0}).shape() == Shape{2, 0});
     CHECK(Tensor::rand({3, 4}).shape() == Shape{3, 4});
     CHECK_THROWS_AS(Tensor::rand({2}, dtypes::int32), tg::Error);
+    // *_like: the shape, a float dtype, the same numbers as rand under the same seed.
+    Tensor like = Tensor::zeros({50, 40}, dtypes::float16);
+    Tensor::manual_seed(5);
+    Tensor rl = Tensor::rand_like(like);
+    CHECK(rl.shape() == Shape{50, 40});
+    CHECK(rl.dtype() == dtypes::float16);
+    Tensor::manual_seed(5);
+    CHECK(rl.to_vector<double>() == Tensor::rand({50, 40}, dtypes::float16).to_vector<double>());
+    Tensor rn = Tensor::randn_like(Tensor::zeros({2000}, dtypes::int32));
+    CHECK(rn.dtype() == dtypes::float32);
+    auto [mn, vn] = moments(rn.to_vector<double>());
+    CHECK(std::abs(mn) < 0.1);
+    CHECK(vn == doctest::Approx(1.0).epsilon(0.15));
   }
 
   TEST_CASE("randn: reproducible, standard normal moments") {
@@ -156,5 +169,21 @@ TEST_SUITE("tensor.assign") {
     CHECK(a.to_vector<float>() == std::vector<float>{2, 3, 4, 5});
     Tensor e = Tensor::from_vector<float>({1}).expand({4});
     CHECK_THROWS_AS(e.assign(Tensor::zeros({4})), tg::Error);
+  }
+}
+
+TEST_SUITE("tensor.assign") {
+  TEST_CASE("assign through a shrunk, a permuted and a flipped view of a buffer") {
+    Tensor x = Tensor::zeros({6}, dtypes::int32).contiguous().realize();
+    Tensor v = x.shrink({{1, 4}});
+    v.assign(Tensor::from_vector<int32_t>({7, 8, 9})).realize();
+    CHECK(x.to_vector<int32_t>() == std::vector<int32_t>{0, 7, 8, 9, 0, 0});
+    Tensor m = Tensor::arange(6).reshape({2, 3}).contiguous().realize();
+    Tensor p = m.permute({1, 0});
+    p.assign(p * 10).realize();
+    CHECK(m.to_vector<int32_t>() == std::vector<int32_t>{0, 10, 20, 30, 40, 50});
+    Tensor f = m.flip({1});
+    f.assign(Tensor::from_vector<int32_t>({1, 2, 3})).realize();
+    CHECK(m.to_vector<int32_t>() == std::vector<int32_t>{3, 2, 1, 3, 2, 1});
   }
 }

@@ -232,3 +232,53 @@ TEST_SUITE("tensor.reduce") {
                 tol_for(kF32), "min over padded with 100");
   }
 }
+
+TEST_SUITE("tensor.reduce") {
+  TEST_CASE("chains: softmax, x - mean, reduce of a reduce, reduce expanded into elementwise") {
+    Arr a = random_arr({6, 9}, -4, 4, kF32, 21);
+    Tensor t = to_tensor(a, kF32);
+    const auto add = [](double x, double y) { return x + y; };
+    const auto mx = [](double x, double y) { return std::max(x, y); };
+    Arr m = reduce(a, {1}, true, -1e9, mx);
+    Arr e = zip(a, m, [](double x, double y) { return std::exp(x - y); });
+    Arr s = reduce(e, {1}, true, 0, add);
+    check_close(t.softmax(-1), zip(e, s, [](double x, double y) { return x / y; }),
+                tol_for(kF32, 4), "softmax");
+    Arr mean = map(reduce(a, {0}, true, 0, add), [](double x) { return x / 6; });
+    check_close(t - t.mean({0}, true), zip(a, mean, [](double x, double y) { return x - y; }),
+                tol_for(kF32, 4), "x - mean(0)");
+    check_close(t.sum({1}).max(), reduce(reduce(a, {1}, false, 0, add), {0}, false, -1e9, mx),
+                tol_for(kF32, 4), "max of row sums");
+    check_close(t.permute({1, 0}).max({1}, true).sum(),
+                reduce(reduce(a, {0}, false, -1e9, mx), {0}, false, 0, add), tol_for(kF32, 4),
+                "sum of column maxes");
+    Arr rs = reduce(a, {1}, true, 0, add);
+    Arr cs = reduce(a, {0}, true, 0, add);
+    Arr both = zip(zip(a, rs, add), cs, [](double x, double y) { return x * y; });
+    check_close((t + t.sum({1}, true)) * t.sum({0}, true), both, tol_for(kF32, 8),
+                "(x + rowsum) * colsum");
+    check_close((t + t.sum({1}, true)).sum({0}), reduce(zip(a, rs, add), {0}, false, 0, add),
+                tol_for(kF32, 8), "sum over (x + rowsum)");
+  }
+
+  TEST_CASE("several outputs realized together share inputs") {
+    Arr a = random_arr({5, 7}, -4, 4, kF32, 22);
+    Tensor t = to_tensor(a, kF32);
+    Tensor x = t.sum({1}), y = t.max({0}), z = (t * 2).exp2();
+    Tensor::realize_all({x, y, z});
+    const auto add = [](double p, double q) { return p + q; };
+    check_close(x, reduce(a, {1}, false, 0, add), tol_for(kF32, 4), "sum");
+    check_close(y, reduce(a, {0}, false, -1e9, [](double p, double q) { return std::max(p, q); }),
+                {}, "max");
+    check_close(z, map(a, [](double v) { return std::exp2(2 * v); }), tol_for(kF32, 4), "exp2");
+    // Realized results feed further lazy work, read twice.
+    Tensor w = x.unsqueeze(1) + y.unsqueeze(0);
+    Arr want =
+        zip(reshape(reduce(a, {1}, false, 0, add), {5, 1}),
+            reshape(reduce(a, {0}, false, -1e9, [](double p, double q) { return std::max(p, q); }),
+                    {1, 7}),
+            add);
+    check_close(w, want, tol_for(kF32, 4), "x[:, None] + y[None, :]");
+    check_close(w, want, tol_for(kF32, 4), "read again");
+  }
+}
