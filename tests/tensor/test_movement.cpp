@@ -3,6 +3,8 @@
 // cat and stack; chains of them, over several dtypes, and contiguous().
 #include <doctest/doctest.h>
 
+#include <numeric>
+
 #include "tensor/ref.hpp"
 #include "tg/error.hpp"
 
@@ -233,5 +235,100 @@ TEST_SUITE("tensor.movement") {
                 reduce(pad(a, {{1, 1}, {0, 0}}, 5), {0}, false, 0,
                        [](double x, double y) { return x + y; }),
                 {}, "padded view copied, then reduced on CPU:C", kI32);
+  }
+}
+
+TEST_SUITE("tensor.movement") {
+  TEST_CASE("random chains of movement ops against the host (60 chains)") {
+    std::mt19937 g(1234);
+    auto pick = [&](int64_t n) { return static_cast<int64_t>(g() % static_cast<uint32_t>(n)); };
+    for (int chain = 0; chain < 60; ++chain) {
+      Arr a = random_arr({3, 4, 5}, -100, 100, kI32, static_cast<uint32_t>(chain));
+      Tensor t = to_tensor(a, kI32);
+      std::string what;
+      for (int step = 0; step < 5; ++step) {
+        const Shape s = a.shape;
+        const auto nd = static_cast<int64_t>(s.size());
+        switch (pick(6)) {
+        case 0: { // permute: a random rotation or swap
+          Shape order(s.size());
+          std::iota(order.begin(), order.end(), 0);
+          std::shuffle(order.begin(), order.end(), g);
+          a = permute(a, order);
+          t = t.permute(order);
+          what += " permute" + shape_s(order);
+          break;
+        }
+        case 1: { // flip one or two axes
+          std::vector<int64_t> ax{pick(nd)};
+          if (nd > 1 && pick(2)) ax.push_back((ax[0] + 1) % nd);
+          a = flip(a, ax);
+          t = t.flip(ax);
+          what += " flip";
+          break;
+        }
+        case 2: { // pad every axis by 0..2 on each side, with a value
+          Pairs p;
+          for (int64_t i = 0; i < nd; ++i) p.emplace_back(pick(3), pick(3));
+          const int64_t v = pick(3) - 1;
+          a = pad(a, p, static_cast<double>(v));
+          t = t.pad(p, v);
+          what += " pad" + std::to_string(v);
+          break;
+        }
+        case 3: { // shrink every axis to a random non-empty range
+          Pairs r;
+          for (int64_t d : s) {
+            const int64_t b = pick(d), e = b + 1 + pick(d - b);
+            r.emplace_back(b, e);
+          }
+          a = shrink(a, r);
+          t = t.shrink(r);
+          what += " shrink";
+          break;
+        }
+        case 4: { // reshape: merge two adjacent axes, or split one in two
+          Shape ns = s;
+          const int64_t i = pick(nd);
+          if (nd > 1 && i + 1 < nd && pick(2)) {
+            ns[static_cast<size_t>(i)] *= ns[static_cast<size_t>(i) + 1];
+            ns.erase(ns.begin() + i + 1);
+          } else {
+            const int64_t d = ns[static_cast<size_t>(i)];
+            int64_t f = 1;
+            for (int64_t k = 2; k < d; ++k)
+              if (d % k == 0) {
+                f = k;
+                break;
+              }
+            ns[static_cast<size_t>(i)] = d / f;
+            ns.insert(ns.begin() + i + 1, f);
+          }
+          if (ns.size() > 5) break;
+          a = reshape(a, ns);
+          t = t.reshape(ns);
+          what += " reshape" + shape_s(ns);
+          break;
+        }
+        default: { // expand a size-1 axis (made by a reshape) to 3
+          Shape ns = s;
+          const int64_t i = pick(nd + 1);
+          ns.insert(ns.begin() + i, 1);
+          if (ns.size() > 5) break;
+          a = reshape(a, ns);
+          t = t.reshape(ns);
+          ns[static_cast<size_t>(i)] = 3;
+          a = expand(a, ns);
+          t = t.expand(ns);
+          what += " expand";
+          break;
+        }
+        }
+      }
+      // Read the view directly, and through a reduce over axis 0.
+      check_close(t, a, {}, "chain" + what, kI32);
+      check_close(t.sum({0}), reduce(a, {0}, false, 0, [](double x, double y) { return x + y; }),
+                  {}, "sum(0) of" + what, kI32);
+    }
   }
 }
