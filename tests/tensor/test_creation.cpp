@@ -127,7 +127,7 @@ TEST_SUITE("tensor.creation") {
   }
 
   TEST_CASE("to(device): CPU -> NULL, CPU -> CPU:C and back") {
-    Tensor a = Tensor::from_vector<float>({1, 2, 3});
+    Tensor a = Tensor::from_vector<float>({1, 2, 3}, Shape{3}, "CPU");
     Tensor n = (a + 1).to("NULL");
     CHECK(n.device() == "NULL");
     n.realize(); // runs; NULL memory is not readable, so no values are checked
