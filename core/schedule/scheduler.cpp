@@ -309,7 +309,10 @@ struct CacheEntry {
 };
 
 std::mutex g_cache_mu;
-std::unordered_map<const UOp*, CacheEntry> g_cache;
+// Never destroyed: its UOps must not be released during static destruction, after the
+// thread-local worklist UOp::release uses is gone (that corrupted the heap at exit).
+std::unordered_map<const UOp*, CacheEntry>& g_cache =
+    *new std::unordered_map<const UOp*, CacheEntry>;
 ScheduleCacheStats g_stats;
 
 // Replaces the placeholder BUFFER in a normalized view chain by the real buffer's node.

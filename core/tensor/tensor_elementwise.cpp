@@ -296,11 +296,14 @@ Tensor Tensor::eq(const Tensor& o) const { return compare(Ops::CMPEQ, *this, o, 
 Tensor Tensor::ne(const Tensor& o) const { return compare(Ops::CMPNE, *this, o, "ne"); }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
-  Tensor cond = cast(dtypes::bool_);
-  DType dt = least_upper_dtype({a.dtype(), b.dtype()});
-  std::vector<Tensor> p = prepare({&cond, &a, &b}, "where");
-  Tensor x = p[1].cast(dt), y = p[2].cast(dt);
-  return make(UOp::make(Ops::WHERE, dt, {p[0].uop(), x.uop(), y.uop()}), {&p[0], &x, &y});
+  // The condition stays bool; only the values are promoted to one dtype.
+  const Tensor cond = cast(dtypes::bool_);
+  const DType dt = least_upper_dtype({a.dtype(), b.dtype()});
+  same_device({&cond, &a, &b}, "where");
+  const Shape shape = broadcast_shape({&cond, &a, &b}, "where");
+  Tensor c = expand_to(cond, shape), x = expand_to(a.cast(dt), shape),
+         y = expand_to(b.cast(dt), shape);
+  return make(UOp::make(Ops::WHERE, dt, {c.uop(), x.uop(), y.uop()}), {&c, &x, &y});
 }
 Tensor Tensor::where(Scalar a, const Tensor& b) const { return where(b.scalar_like(a), b); }
 Tensor Tensor::where(const Tensor& a, Scalar b) const { return where(a, a.scalar_like(b)); }

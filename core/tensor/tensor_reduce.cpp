@@ -144,7 +144,8 @@ Tensor Tensor::matmul(const Tensor& o) const {
   Shape ws = w.shape();
   ws.insert(ws.end() - 2, 1);
   w = w.reshape(ws);
-  Tensor r = x.mul(w).sum({-1});
+  // Summed in the accumulator dtype, then back in the operands' dtype (tinygrad's dot).
+  Tensor r = x.mul(w).sum({-1}).cast(least_upper_dtype({dtype(), o.dtype()}));
   if (ndim() == 1) r = r.squeeze(-2);
   if (o.ndim() == 1) r = r.squeeze(-1);
   return r;

@@ -1,0 +1,189 @@
+// rand / randn / randint with manual_seed (reproducible, in range, plausible moments over 100k
+// samples, seeds differ) and assign (reads old values, seen through copies of the handle).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tensor/ref.hpp"
+#include "tg/error.hpp"
+
+using namespace tgt;
+
+namespace {
+std::pair<double, double> moments(const std::vector<double>& v) {
+  double m = 0, s = 0;
+  for (double x : v) m += x;
+  m /= static_cast<double>(v.size());
+  for (double x : v) s += (x - m) * (x - m);
+  return {m, s / static_cast<double>(v.size())};
+}
+} // namespace
+
+TEST_SUITE("tensor.random") {
+  TEST_CASE("rand: reproducible, in [0, 1), uniform moments, seeds differ") {
+    Tensor::manual_seed(42);
+    std::vector<double> a = Tensor::rand({100000}).to_vector<double>();
+    std::vector<double> a2 = Tensor::rand({100000}).to_vector<double>();
+    Tensor::manual_seed(42);
+    CHECK(Tensor::rand({100000}).to_vector<double>() == a);
+    CHECK(a2 != a); // the next call draws new numbers
+    Tensor::manual_seed(43);
+    std::vector<double> b = Tensor::rand({100000}).to_vector<double>();
+    CHECK(b != a);
+    size_t same = 0;
+    for (size_t i = 0; i < a.size(); ++i) same += a[i] == b[i];
+    CHECK(same < 100);
+    for (double x : a) {
+      REQUIRE(x >= 0);
+      REQUIRE(x < 1);
+    }
+    auto [m, var] = moments(a);
+    CHECK(m == doctest::Approx(0.5).epsilon(0.01));        // sd of the mean ~0.001
+    CHECK(var == doctest::Approx(1.0 / 12).epsilon(0.02)); // 1/12
+    // Deciles hold ~10% each.
+    std::vector<int> hist(10);
+    for (double x : a) ++hist[static_cast<size_t>(x * 10)];
+    for (int h : hist) CHECK(std::abs(h - 10000) < 500);
+    Tensor h = Tensor::rand({1000}, dtypes::float16);
+    CHECK(h.dtype() == dtypes::float16);
+    for (double x : h.to_vector<double>()) REQUIRE((x >= 0 && x <= 1));
+    CHECK(Tensor::rand({2, 0}).shape() == Shape{2, 0});
+    CHECK(Tensor::rand({3, 4}).shape() == Shape{3, 4});
+    CHECK_THROWS_AS(Tensor::rand({2}, dtypes::int32), tg::Error);
+    // *_like: the shape, a float dtype, the same numbers as rand under the same seed.
+    Tensor like = Tensor::zeros({50, 40}, dtypes::float16);
+    Tensor::manual_seed(5);
+    Tensor rl = Tensor::rand_like(like);
+    CHECK(rl.shape() == Shape{50, 40});
+    CHECK(rl.dtype() == dtypes::float16);
+    Tensor::manual_seed(5);
+    CHECK(rl.to_vector<double>() == Tensor::rand({50, 40}, dtypes::float16).to_vector<double>());
+    Tensor rn = Tensor::randn_like(Tensor::zeros({2000}, dtypes::int32));
+    CHECK(rn.dtype() == dtypes::float32);
+    auto [mn, vn] = moments(rn.to_vector<double>());
+    CHECK(std::abs(mn) < 0.1);
+    CHECK(vn == doctest::Approx(1.0).epsilon(0.15));
+  }
+
+  TEST_CASE("randn: reproducible, standard normal moments") {
+    Tensor::manual_seed(7);
+    std::vector<double> a = Tensor::randn({100000}).to_vector<double>();
+    Tensor::manual_seed(7);
+    CHECK(Tensor::randn({100000}).to_vector<double>() == a);
+    Tensor::manual_seed(8);
+    CHECK(Tensor::randn({100000}).to_vector<double>() != a);
+    for (double x : a) REQUIRE(std::isfinite(x));
+    auto [m, var] = moments(a);
+    CHECK(std::abs(m) < 0.02); // sd of the mean ~0.003
+    CHECK(var == doctest::Approx(1.0).epsilon(0.03));
+    size_t within1 = 0;
+    for (double x : a) within1 += std::abs(x) < 1;
+    CHECK(std::abs(static_cast<double>(within1) / 1e5 - 0.6827) < 0.01);
+  }
+
+  TEST_CASE("randint: reproducible, in [low, high), every value drawn") {
+    Tensor::manual_seed(3);
+    Tensor r = Tensor::randint({100000}, -5, 7);
+    CHECK(r.dtype() == dtypes::int32);
+    std::vector<int32_t> v = r.to_vector<int32_t>();
+    Tensor::manual_seed(3);
+    CHECK(Tensor::randint({100000}, -5, 7).to_vector<int32_t>() == v);
+    std::vector<int> hist(12);
+    for (int32_t x : v) {
+      REQUIRE(x >= -5);
+      REQUIRE(x < 7);
+      ++hist[static_cast<size_t>(x + 5)];
+    }
+    for (int h : hist) CHECK(std::abs(h - 100000 / 12) < 400);
+    std::vector<double> d(v.begin(), v.end());
+    auto [m, var] = moments(d);
+    CHECK(m == doctest::Approx(0.5).epsilon(0.05));
+    CHECK(var == doctest::Approx((144.0 - 1) / 12).epsilon(0.02));
+    Tensor u = Tensor::randint({1000}, 0, 256, dtypes::uint8);
+    CHECK(u.dtype() == dtypes::uint8);
+    CHECK_THROWS_AS(Tensor::randint({2}, 3, 3), tg::Error);
+  }
+}
+
+TEST_SUITE("tensor.assign") {
+  TEST_CASE("assign a new value, a scalar, a broadcast value") {
+    Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, Shape{2, 2});
+    x.assign(Tensor::from_vector<float>({5, 6, 7, 8}, Shape{2, 2}));
+    CHECK(x.to_vector<float>() == std::vector<float>{5, 6, 7, 8});
+    x.assign(3.0);
+    CHECK(x.to_vector<float>() == std::vector<float>{3, 3, 3, 3});
+    x.assign(Tensor::from_vector<float>({1, 2}));
+    CHECK(x.to_vector<float>() == std::vector<float>{1, 2, 1, 2});
+    // The value is cast to the target's dtype.
+    Tensor i = Tensor::zeros({3}, dtypes::int32).contiguous().realize();
+    i.assign(Tensor::from_vector<float>({1.7f, -2.7f, 3}));
+    CHECK(i.dtype() == dtypes::int32);
+    CHECK(i.to_vector<int32_t>() == std::vector<int32_t>{1, -2, 3});
+    CHECK_THROWS_AS(x.assign(Tensor::ones({3})), tg::Error);
+  }
+
+  TEST_CASE("x.assign(x + 1) reads the old values; repeated steps accumulate") {
+    Tensor x = Tensor::from_vector<float>({1, 2, 3});
+    for (int k = 0; k < 3; ++k) x.assign(x + 1).realize();
+    CHECK(x.to_vector<float>() == std::vector<float>{4, 5, 6});
+    // Lazy chains of assigns, realized once.
+    Tensor y = Tensor::from_vector<int32_t>({10, 20});
+    y.assign(y * 2);
+    y.assign(y + 1);
+    CHECK(y.to_vector<int32_t>() == std::vector<int32_t>{21, 41});
+  }
+
+  TEST_CASE("x.assign(x.flip(0)) reads every old value before writing") {
+    for (DType d : {dtypes::float32, dtypes::int8, dtypes::float16}) {
+      INFO(d.name());
+      Arr a = random_arr({9, 5}, -50, 50, d, 2);
+      Tensor x = to_tensor(a, d);
+      x.assign(x.flip({0})).realize();
+      check_close(x, flip(a, {0}), {}, "flip(0)", d);
+      Arr sq = random_arr({6, 6}, -50, 50, d, 3);
+      Tensor y = to_tensor(sq, d);
+      y.assign(y.transpose()).realize();
+      check_close(y, permute(sq, {1, 0}), {}, "transpose", d);
+      Arr s = random_arr({10}, -50, 50, d, 4);
+      Tensor z = to_tensor(s, d);
+      // Shift right by one: z[i] = z[i-1] (old values), z[0] = 0.
+      z.assign(z.shrink({{0, 9}}).pad({{1, 0}})).realize();
+      check_close(z, pad(shrink(s, {{0, 9}}), {{1, 0}}, 0), {}, "shift", d);
+    }
+  }
+
+  TEST_CASE("assign is seen through every copy of the handle") {
+    Tensor x = Tensor::from_vector<float>({1, 2});
+    Tensor alias = x;
+    x.assign(Tensor::from_vector<float>({7, 8}));
+    CHECK(alias.to_vector<float>() == std::vector<float>{7, 8});
+    alias.assign(alias + 1);
+    CHECK(x.to_vector<float>() == std::vector<float>{8, 9});
+    Tensor after = x * 10;
+    CHECK(after.to_vector<float>() == std::vector<float>{80, 90});
+  }
+
+  TEST_CASE("assign to a lazy tensor and to a view of a buffer") {
+    Tensor a = Tensor::ones({4}) * 2; // lazy: realized first, then written
+    a.assign(a + Tensor::arange(4).cast(dtypes::float32));
+    CHECK(a.to_vector<float>() == std::vector<float>{2, 3, 4, 5});
+    Tensor e = Tensor::from_vector<float>({1}).expand({4});
+    CHECK_THROWS_AS(e.assign(Tensor::zeros({4})), tg::Error);
+  }
+}
+
+TEST_SUITE("tensor.assign") {
+  TEST_CASE("assign through a shrunk, a permuted and a flipped view of a buffer") {
+    Tensor x = Tensor::zeros({6}, dtypes::int32).contiguous().realize();
+    Tensor v = x.shrink({{1, 4}});
+    v.assign(Tensor::from_vector<int32_t>({7, 8, 9})).realize();
+    CHECK(x.to_vector<int32_t>() == std::vector<int32_t>{0, 7, 8, 9, 0, 0});
+    Tensor m = Tensor::arange(6).reshape({2, 3}).contiguous().realize();
+    Tensor p = m.permute({1, 0});
+    p.assign(p * 10).realize();
+    CHECK(m.to_vector<int32_t>() == std::vector<int32_t>{0, 10, 20, 30, 40, 50});
+    Tensor f = m.flip({1});
+    f.assign(Tensor::from_vector<int32_t>({1, 2, 3})).realize();
+    CHECK(m.to_vector<int32_t>() == std::vector<int32_t>{3, 2, 1, 3, 2, 1});
+  }
+}
