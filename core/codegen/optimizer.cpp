@@ -236,13 +236,14 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     if (upcasted_ids.size() >= 2) break;
   }
 
-  // Unroll the last reduce axis: whole when small, else by 4.
+  // Unroll the last reduce axis: whole when small (and the vectors stay within 128 lanes), else
+  // by 4.
   {
     const auto red = opt_axes(k, true);
     if (!red.empty() && lanes() < 64) {
       const int last = static_cast<int>(red.size()) - 1;
       const int64_t s = const_size(red.back().get());
-      if (s > 1 && s <= 32) {
+      if (s > 1 && s <= 32 && lanes() * s <= 128) {
         apply({OptOp::UNROLL, last, 0});
         // A second tiny reduce axis goes too.
         const auto red2 = opt_axes(k, true);
