@@ -241,7 +241,7 @@ TEST_SUITE("codegen.opt") {
     // rowpad[i, j]: x's row i - 1, -1 for the first row (the gate depends on i only).
     const int64_t R = 12, C = 64;
     auto out = buf(0, dtypes::float32, R * C), out2 = buf(1, dtypes::float32, R * C),
-         x = buf(2, dtypes::float32, R * C);
+         x = buf(2, dtypes::float32, R * C), out3 = buf(3, dtypes::float32, R * C);
     auto i = rng(R, 0), j = rng(C, 1), k = rng(4, 2, AxisType::Reduce);
     auto col = j + k - 1;
     auto gate =
@@ -254,18 +254,25 @@ TEST_SUITE("codegen.opt") {
     auto rowpad = UOp::make(Ops::LOAD, dtypes::float32,
                             {UOp::make(Ops::INDEX, x->dtype, {x, (i2 - 1) * C + j2, rgate}),
                              UOp::const_(dtypes::float32, -1.0)});
-    auto ast = UOp::sink(
-        {st(out, i * C + j, reduce(Ops::ADD, padded, {k})), st(out2, i2 * C + j2, rowpad)});
+    // cut[i, j]: x where j < C - 2, else 7: a gate that changes inside a run of addresses.
+    auto i3 = rng(R, 5), j3 = rng(C, 6);
+    auto cut =
+        UOp::make(Ops::LOAD, dtypes::float32,
+                  {UOp::make(Ops::INDEX, x->dtype, {x, i3 * C + j3, j3->lt(idx_const(C - 2))}),
+                   UOp::const_(dtypes::float32, 7.0)});
+    auto ast = UOp::sink({st(out, i * C + j, reduce(Ops::ADD, padded, {k})),
+                          st(out2, i2 * C + j2, rowpad), st(out3, i3 * C + j3, cut)});
     auto xv = pattern(R * C, 9, 4);
     auto ks = run_all(
-        ast, {upcast(1, 4), unroll(0, 4), upcast(3, 8)},
+        ast, {upcast(1, 4), unroll(0, 4), upcast(3, 8), upcast(5, 8)},
         [&] {
           return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::zeros<float>(R * C),
-                                      HostBuf::of(xv)};
+                                      HostBuf::of(xv), HostBuf::zeros<float>(R * C)};
         },
         [&](const std::vector<HostBuf>& bufs) {
           auto o = bufs[0].as<float>();
           auto o2 = bufs[1].as<float>();
+          auto o3 = bufs[3].as<float>();
           for (int64_t y = 0; y < R; ++y)
             for (int64_t z = 0; z < C; ++z) {
               float ref = 0;
@@ -273,6 +280,7 @@ TEST_SUITE("codegen.opt") {
                 if (z + t - 1 >= 0 && z + t - 1 < C) ref += xv[y * C + z + t - 1];
               REQUIRE(o[y * C + z] == ref);
               REQUIRE(o2[y * C + z] == (y == 0 ? -1.0f : xv[(y - 1) * C + z]));
+              REQUIRE(o3[y * C + z] == (z < C - 2 ? xv[y * C + z] : 7.0f));
             }
         });
     // The row-padded load keeps one gate for all 8 lanes: a gated vector load.
