@@ -171,6 +171,35 @@ private:
     return UOp::make(Ops::GEP, d, {x}, Shape(lane_map(from, to)));
   }
 
+  // Lanes `lanes` of vector `x`, taken through the ALU ops that compute it, so that a REDUCE's
+  // CONTRACT computes each group of lanes on its own (four 16-lane products, not one of 64
+  // taken apart again).
+  static UOpPtr take_lanes(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+    const DType d = vdt(x->dtype, static_cast<int64_t>(lanes.size()));
+    if (x->dtype.count == 1) return x;
+    if (x->is_const()) return UOp::const_(d, x->const_value());
+    if (x->op == Ops::GEP) {
+      const auto& inner = std::get<Shape>(x->arg);
+      std::vector<int64_t> composed;
+      for (int64_t l : lanes) composed.push_back(inner[static_cast<size_t>(l)]);
+      return take_lanes(x->src[0], composed);
+    }
+    if (x->op == Ops::VECTORIZE) {
+      std::vector<UOpPtr> src;
+      for (int64_t l : lanes) src.push_back(x->src[static_cast<size_t>(l)]);
+      return src.size() == 1 ? src[0] : UOp::make(Ops::VECTORIZE, d, std::move(src));
+    }
+    if (GroupOp::ALU.contains(x->op) || x->op == Ops::CAST || x->op == Ops::BITCAST) {
+      std::vector<UOpPtr> src;
+      for (const auto& s : x->src) src.push_back(take_lanes(s, lanes));
+      return UOp::make(x->op, d, std::move(src), x->arg);
+    }
+    bool identity = lanes.size() == x->dtype.count;
+    for (size_t i = 0; i < lanes.size() && identity; ++i) identity = lanes[i] == int64_t(i);
+    if (identity) return x;
+    return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
+  }
+
   UOpPtr vec_as(const UOpPtr& u, const Axes& to) { return bcast(vec(u), axes_.at(u.get()), to); }
 
   static UOpPtr vectorize(const std::vector<UOpPtr>& lanes, DType elem) {
@@ -248,7 +277,7 @@ private:
           g[static_cast<size_t>(out_lanes[l])] = static_cast<int64_t>(l);
         }
         for (const auto& g : groups) {
-          const UOpPtr part = UOp::make(Ops::GEP, vdt(u->dtype, w), {v}, Shape(g));
+          const UOpPtr part = take_lanes(v, g);
           combined = combined ? combined->alu(op, {part}) : part;
         }
       }
