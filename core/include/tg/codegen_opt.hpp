@@ -42,9 +42,10 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt);
 
 // The default heuristic, in the spirit of tinygrad's heuristic.py: while the output has at
 // least 1024 elements, upcast an output axis some buffer broadcasts over (stride 0 in its
-// index) by 4 (or 3), up to two axes; unroll the last reduce axis whole when it is at most 32
-// long (and all lanes stay within 128), else by 4 when divisible; upcast the last output axis by 4 when nothing is upcast yet
-// and it is contiguous in the output. Symbolic or indivisible axes are skipped.
+// index) by 3 or 4, up to two axes; unroll the last reduce axis whole when it is at most 32
+// long (and all lanes stay within 128), else by 4 when divisible; upcast the last output axis
+// by 4 when nothing is upcast yet and it is contiguous in the output. Symbolic or indivisible
+// axes are skipped. `caps` is not consulted yet (no LOCAL/GROUP/TC on the CPU).
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
 
 // Pass: applies `opts` in order (each through apply_opt).
