@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "tg/codegen.hpp"
+#include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
 #include "tg/env.hpp"
 #include "tg/ir/print.hpp"
@@ -48,9 +49,28 @@ std::string kernel_name(const UOpPtr& ast) {
     has_reduce |= u->op == Ops::REDUCE;
     if (u->op == Ops::RANGE) ranges.push_back(u);
   }
+  // tinygrad's axis order: outputs, locals, upcasts, reduces, unrolls; each by id.
   auto key = [](const UOp* r) {
     const auto& a = std::get<RangeArg>(r->arg);
-    return std::pair{a.type == AxisType::Reduce, a.id};
+    int pos = 0;
+    switch (a.type) {
+    case AxisType::Local:
+    case AxisType::GroupReduce:
+      pos = 2;
+      break;
+    case AxisType::Upcast:
+      pos = 3;
+      break;
+    case AxisType::Reduce:
+      pos = 4;
+      break;
+    case AxisType::Unroll:
+      pos = 5;
+      break;
+    default:
+      break;
+    }
+    return std::pair{pos, a.id};
   };
   std::sort(ranges.begin(), ranges.end(),
             [&](const UOp* a, const UOp* b) { return key(a) < key(b); });
@@ -69,18 +89,32 @@ std::string kernel_name(const UOpPtr& ast) {
   return name;
 }
 
-LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
+namespace {
+LoweredKernel lower(const UOpPtr& ast, const RendererCaps& caps, const std::vector<Opt>* opts) {
   verify_kernel_ast(ast);
   const int64_t debug = getenv_int("DEBUG");
   LoweredKernel k;
-  k.name = kernel_name(ast);
-  if (debug >= 3) std::cout << "kernel " << k.name << " AST:\n" << print_graph(ast);
+  if (debug >= 3) std::cout << "kernel " << kernel_name(ast) << " AST:\n" << print_graph(ast);
 
   UOpPtr sink = simplify_kernel(ast);
+  const std::vector<Opt> chosen = opts                       ? *opts
+                                  : getenv_int("NOOPT") != 0 ? std::vector<Opt>{}
+                                                             : hand_coded_optimizations(sink, caps);
+  sink = optimize_kernel(sink, chosen);
+  k.name = kernel_name(sink);
+  if (debug >= 4 && !chosen.empty()) {
+    std::cout << "kernel " << k.name << " opts:";
+    for (const Opt& o : chosen) std::cout << " " << o.str();
+    std::cout << "\n";
+  }
+  sink = expand_kernel(sink);
+  // After the optimizer and expansion: they read IDIV in index arithmetic, which fast_idiv
+  // turns into multiply and shift; before reduce lowering, which must see float32 accumulators.
   sink = promote_half_float(sink, caps);
   sink = decompose_transcendentals(sink, caps);
   sink = decompose_int_division(sink, caps);
   sink = lower_reduces(sink);
+  sink = devectorize(sink, caps);
   sink = add_gpudims(sink, caps, k.global);
   sink = add_ends(sink);
   k.uops = linearize(sink);
@@ -91,6 +125,16 @@ LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
   }
   if (debug >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
   return k;
+}
+} // namespace
+
+LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
+  return lower(ast, caps, nullptr);
+}
+
+LoweredKernel lower_kernel_with_opts(const UOpPtr& ast, const RendererCaps& caps,
+                                     const std::vector<Opt>& opts) {
+  return lower(ast, caps, &opts);
 }
 
 } // namespace tg

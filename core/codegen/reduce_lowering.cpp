@@ -31,7 +31,7 @@ UOpPtr identity_of(Ops op, DType d) {
   case Ops::MUL:
     return UOp::const_(d, int64_t{1});
   default: // MAX: -inf for floats, the smallest value otherwise
-    return UOp::const_(d, dtype_min(d));
+    return UOp::const_(d, dtype_min(d.scalar()));
   }
 }
 
@@ -44,7 +44,6 @@ UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
     if (red->src[i]->op == Ops::RANGE) ranges.push_back(red->src[i]);
   if (ranges.empty()) return value;
   const DType d = red->dtype;
-  if (d.count != 1) throw Error("codegen: vector REDUCE is not lowered yet: " + red->str());
 
   // The loops the value lives in besides the reduced ones: the accumulator is reset per
   // iteration of those.
@@ -58,7 +57,10 @@ UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
     }
 
   const UOpPtr zero = UOp::const_(dtypes::index, int64_t{0});
-  const UOpPtr acc = UOp::make(Ops::DEFINE_REG, d.ptr(1, AddrSpace::Reg), {}, ctx.acc_num++);
+  // A vector REDUCE (from expansion) keeps one element per lane; its LOADs and STOREs read and
+  // write them all from element 0 (devectorize splits them where the renderer asks).
+  const UOpPtr acc =
+      UOp::make(Ops::DEFINE_REG, d.scalar().ptr(d.count, AddrSpace::Reg), {}, ctx.acc_num++);
   auto after = [&](std::vector<UOpPtr> deps) {
     if (deps.empty()) return acc;
     deps.insert(deps.begin(), acc);

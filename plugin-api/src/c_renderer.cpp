@@ -92,7 +92,9 @@ std::string CRenderer::render_kernel(const std::string& name, const CStyleContex
     const DType s = v.scalar();
     if (s.scalar_type == ScalarType::BFloat16)
       throw Error("C renderer: bfloat16 vectors are not supported; devectorize them first");
-    out += "typedef " + type_name(s) + " " + type_name(v) + " __attribute__((ext_vector_type(" +
+    // bool vectors hold 0/1 bytes, as bool does in memory (clang has no _Bool vectors in C).
+    const std::string elem = s.scalar_type == ScalarType::Bool ? "unsigned char" : type_name(s);
+    out += "typedef " + elem + " " + type_name(v) + " __attribute__((ext_vector_type(" +
            std::to_string(v.count) + "), aligned(" + std::to_string(s.itemsize()) + ")));\n";
   }
   for (const auto& h : ctx.preamble) out += h + "\n";
@@ -153,6 +155,15 @@ std::string CRenderer::render_cast(DType to, DType from, const std::string& x) c
     return "tg_f32_to_bf16((float)(" + x + "))";
   if (to_bf) return "tg_f32_to_bf16(tg_f64_to_f32_odd((double)(" + x + ")))";
   if (from_bf) return "((" + type_name(to) + ")tg_bf16_to_f32(" + x + "))";
+  if (to.count > 1) {
+    // A C cast between vector types reinterprets bits; convert lane values instead. To bool,
+    // lane != 0 (conversion would truncate 0.5 to 0).
+    if (to.scalar_type != ScalarType::Bool)
+      return "__builtin_convertvector(" + x + ", " + type_name(to) + ")";
+    std::vector<std::string> lanes;
+    for (int i = 0; i < to.count; ++i) lanes.push_back("(" + x + "[" + std::to_string(i) + "]!=0)");
+    return vector_ctor(to, lanes);
+  }
   return CStyleRenderer::render_cast(to, from, x);
 }
 
@@ -161,8 +172,48 @@ std::string CRenderer::render_bitcast(DType to, DType from, const std::string& x
   return "((union { " + type_name(from) + " f; " + type_name(to) + " t; }){.f = " + x + "}).t";
 }
 
+namespace {
+// Vector ops clang's ext_vector_type spells as on scalars; the rest (comparisons and WHERE,
+// which would need int masks, MAX, libm calls, bool vectors) are rendered lane by lane.
+bool vector_native(Ops op, DType dt) {
+  if (dt.is_bool() || dt.scalar_type == ScalarType::BFloat16) return false;
+  switch (op) {
+  case Ops::ADD:
+  case Ops::SUB:
+  case Ops::MUL:
+  case Ops::MULACC:
+  case Ops::NEG:
+    return true;
+  case Ops::FDIV:
+    return dt.is_float();
+  case Ops::IDIV:
+  case Ops::MOD:
+  case Ops::SHL:
+  case Ops::SHR:
+  case Ops::AND:
+  case Ops::OR:
+  case Ops::XOR:
+    return dt.is_int();
+  default:
+    return false;
+  }
+}
+} // namespace
+
 std::optional<std::string> CRenderer::code_for_op(CStyleContext& ctx, Ops op, DType dt,
                                                   const std::vector<std::string>& a) const {
+  if (dt.count > 1 && !vector_native(op, dt)) {
+    std::vector<std::string> lanes;
+    for (int i = 0; i < dt.count; ++i) {
+      std::vector<std::string> la;
+      for (const auto& x : a) la.push_back(x + "[" + std::to_string(i) + "]");
+      auto lane = code_for_op(ctx, op, dt.scalar(), la);
+      if (!lane) return std::nullopt;
+      lanes.push_back(*lane);
+    }
+    const DType out = GroupOp::Comparison.contains(op) ? dtypes::bool_.vec(dt.count) : dt;
+    return vector_ctor(out, lanes);
+  }
   if (dt.scalar_type == ScalarType::BFloat16 && op != Ops::WHERE) return std::nullopt;
   if (op == Ops::POW && dt.is_int() && dt.count == 1) {
     ctx.need(kIpowHelpers);
@@ -170,7 +221,6 @@ std::optional<std::string> CRenderer::code_for_op(CStyleContext& ctx, Ops op, DT
     return "tg_ipow_s(" + a[0] + ", " + a[1] + ")";
   }
   if (dt.is_float() && (libm_name(op) != nullptr || op == Ops::IDIV)) {
-    if (dt.count > 1) return std::nullopt;
     const bool dbl = dt.scalar_type == ScalarType::Float64;
     const std::string sfx = dbl ? "" : "f";
     auto arg = [&](size_t i) { return dbl ? a[i] : "(float)" + a[i]; };
@@ -185,7 +235,6 @@ std::optional<std::string> CRenderer::code_for_op(CStyleContext& ctx, Ops op, DT
     if (dt.scalar_type == ScalarType::Float16) return "((_Float16)" + call + ")";
     return call;
   }
-  if (dt.count > 1 && op == Ops::WHERE) return std::nullopt; // ext_vector ?: needs int masks
   return CStyleRenderer::code_for_op(ctx, op, dt, a);
 }
 

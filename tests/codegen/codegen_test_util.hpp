@@ -6,6 +6,8 @@
 
 #include "cpu/cpu_test_util.hpp"
 #include "tg/codegen.hpp"
+#include "tg/codegen_opt.hpp"
+#include "tg/env.hpp"
 
 namespace tg::codegen_test {
 
@@ -34,10 +36,23 @@ inline UOpPtr reduce(Ops op, const UOpPtr& v, std::vector<UOpPtr> ranges) {
 
 inline const RendererCaps& cpu_caps() { return cpu::test::device().renderer("LLVM").caps(); }
 
+// NOOPT=1 in the environment: lower_kernel applies no optimizations.
+inline bool noopt() { return getenv_int("NOOPT") != 0; }
+
 // Lowers `ast` for the CPU and runs it with `renderer` on `bufs` (copied back).
 inline LoweredKernel run_ast(const UOpPtr& ast, const std::string& renderer,
                              std::vector<HostBuf>& bufs, std::vector<int64_t> vars = {}) {
   LoweredKernel k = lower_kernel(ast, cpu_caps());
+  cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, std::move(vars),
+                        k.global);
+  return k;
+}
+
+// The same with explicit Opts (instead of the heuristic) and renderer capabilities.
+inline LoweredKernel run_ast_opts(const UOpPtr& ast, const std::string& renderer,
+                                  std::vector<HostBuf>& bufs, const std::vector<Opt>& opts,
+                                  const RendererCaps& caps, std::vector<int64_t> vars = {}) {
+  LoweredKernel k = lower_kernel_with_opts(ast, caps, opts);
   cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, std::move(vars),
                         k.global);
   return k;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen_test_util.hpp"
+#include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
 
 using namespace tg;
@@ -66,7 +67,7 @@ TEST_SUITE("codegen.linearize") {
     auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 32);
     auto i = rng(4, 0), k = rng(8, 1, AxisType::Reduce);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))});
-    auto lk = lower_kernel(ast, cpu_caps());
+    auto lk = lower_kernel_with_opts(ast, cpu_caps(), {});
     auto pos = check_list(lk.uops);
     size_t first_other = lk.uops.size();
     for (size_t p = 0; p < lk.uops.size(); ++p) {
@@ -107,7 +108,7 @@ TEST_SUITE("codegen.linearize") {
     auto m = reduce(Ops::MAX, ld(x, i * 8 + mx), {mx});
     auto sum = reduce(Ops::ADD, ld(x, i * 8 + s) - m, {s});
     auto ast = UOp::sink({st(out, i * 8 + j, ld(x, i * 8 + j) / sum)});
-    auto lk = lower_kernel(ast, one_dim_caps());
+    auto lk = lower_kernel_with_opts(ast, one_dim_caps(), {});
     CHECK(lk.global == std::array<int64_t, 3>{8, 1, 1});
     auto pos = check_list(lk.uops);
     const UOp* rj = find(lk.uops, Ops::RANGE, 1);
@@ -126,7 +127,7 @@ TEST_SUITE("codegen.linearize") {
     auto i = rng(4, 0, AxisType::Loop), k = rng(8, 1, AxisType::Reduce);
     auto xi = ld(x, i);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k) * xi, {k}) + xi)});
-    auto lk = lower_kernel(ast, cpu_caps());
+    auto lk = lower_kernel_with_opts(ast, cpu_caps(), {});
     auto pos = check_list(lk.uops);
     const UOp* r = find(lk.uops, Ops::RANGE, 1);
     REQUIRE(r);

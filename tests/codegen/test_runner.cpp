@@ -125,7 +125,8 @@ TEST_SUITE("codegen.runner") {
   }
 
   TEST_CASE("estimates: row sum") {
-    KernelEstimates e = estimate_kernel(lower_kernel(row_sum_16_32(), cpu_caps()));
+    // Unoptimized: the heuristic would unroll the row and combine lanes without an accumulator.
+    KernelEstimates e = estimate_kernel(lower_kernel_with_opts(row_sum_16_32(), cpu_caps(), {}));
     CHECK(e.ops == 512);              // one ADD per element into the accumulator
     CHECK(e.lds == 512 * 4 + 16 * 4); // register loads and stores are not memory
     CHECK(e.mem == 512 * 4 + 16 * 4);
@@ -158,7 +159,8 @@ TEST_SUITE("codegen.runner") {
   }
 
   TEST_CASE("DEBUG=2 prints one line per launch and a total per batch") {
-    LoweredKernel k = lower_kernel(add_4_8(), cpu_caps());
+    LoweredKernel k = lower_kernel_with_opts(add_4_8(), cpu_caps(), {}); // dims 4,8
+
     CompiledRunner runner(cpu_dev(), "C", k);
     DeviceBufs d({HostBuf::zeros<float>(32), HostBuf::zeros<float>(32), HostBuf::zeros<float>(8)});
     const int64_t before = launch_counters().kernel_count;

@@ -1,0 +1,281 @@
+// Devectorize (tinygrad's devectorizer: fold_expanded_index / split_load_store /
+// no_vectorized_alu).
+//
+// A vector LOAD or STORE reads or writes one address per lane: INDEX(buf, VECTORIZE(lanes)) as
+// expansion builds it, or INDEX(buf, idx) for `width` consecutive elements from idx (a register
+// from lower_reduces). Lanes are grouped by address root (the address without its constant
+// term): a run of `c` lanes at root+o .. root+o+c-1 under one gate, with root and o multiples of
+// c (so the access is aligned to its length), becomes one access of c elements, c a power of
+// two up to 16 (1 when the renderer has no vectors). The lanes are put back together with
+// VECTORIZE/GEP, which fold away where they meet. With RendererCaps::supports_float4 false
+// every vector ALU op also becomes one scalar op per lane.
+#include <algorithm>
+#include <map>
+
+#include "tg/codegen_opt.hpp"
+#include "tg/error.hpp"
+#include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
+
+namespace tg {
+
+namespace {
+
+struct DevecCtx {
+  int64_t max_width = 16;
+  bool split_alu = false;
+};
+
+DType vdt(DType d, size_t w) {
+  return w == 1 ? d.scalar() : d.scalar().vec(static_cast<uint16_t>(w));
+}
+
+UOpPtr gep_n(const UOpPtr& x, const std::vector<int64_t>& lanes);
+
+// Lane `i` of `x` (a scalar is every lane of itself).
+UOpPtr gep1(const UOpPtr& x, int64_t i) {
+  if (x->dtype.count == 1) return x;
+  return gep_n(x, {i});
+}
+
+// Lanes `lanes` of `x`, folding through VECTORIZE, CONST and GEP.
+UOpPtr gep_n(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+  const DType d = vdt(x->dtype, lanes.size());
+  if (x->dtype.count == 1) {
+    if (lanes.size() == 1) return x;
+    if (x->is_const()) return UOp::const_(d, x->const_value());
+    return UOp::make(Ops::VECTORIZE, d, std::vector<UOpPtr>(lanes.size(), x));
+  }
+  bool identity = lanes.size() == x->dtype.count;
+  for (size_t i = 0; i < lanes.size() && identity; ++i) identity = lanes[i] == int64_t(i);
+  if (identity) return x;
+  if (x->is_const()) return UOp::const_(d, x->const_value());
+  if (x->op == Ops::VECTORIZE) {
+    if (lanes.size() == 1) return x->src[static_cast<size_t>(lanes[0])];
+    std::vector<UOpPtr> src;
+    for (int64_t l : lanes) src.push_back(x->src[static_cast<size_t>(l)]);
+    return UOp::make(Ops::VECTORIZE, d, std::move(src));
+  }
+  if (x->op == Ops::GEP) {
+    const auto& inner = std::get<Shape>(x->arg);
+    std::vector<int64_t> composed;
+    for (int64_t l : lanes) composed.push_back(inner[static_cast<size_t>(l)]);
+    return gep_n(x->src[0], composed);
+  }
+  return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
+}
+
+// idx = root + off with `off` constant (root null: the address is a constant).
+std::pair<const UOp*, int64_t> split_offset(const UOpPtr& idx) {
+  if (idx->is_const()) return {nullptr, idx->ivmin()};
+  if (idx->op == Ops::ADD && idx->src[1]->is_const())
+    return {idx->src[0].get(), idx->src[1]->ivmin()};
+  return {idx.get(), 0};
+}
+
+// Whether `x` is a multiple of `c` for every value of its variables.
+bool divisible(const UOp* x, int64_t c) {
+  if (x == nullptr) return true;
+  if (x->is_const()) return x->ivmin() % c == 0;
+  if (x->op == Ops::ADD) return divisible(x->src[0].get(), c) && divisible(x->src[1].get(), c);
+  if (x->op == Ops::MUL) return divisible(x->src[0].get(), c) || divisible(x->src[1].get(), c);
+  return false;
+}
+
+struct Chunk {
+  std::vector<int64_t> lanes;
+  UOpPtr addr, gate; // gate null: ungated
+};
+
+// The accesses of a `width`-lane LOAD or STORE through `index`.
+std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width) {
+  const UOpPtr& idx = index->src[1];
+  std::vector<UOpPtr> addr, gate;
+  for (size_t t = 0; t < width; ++t) {
+    if (idx->op == Ops::VECTORIZE && idx->src.size() == width)
+      addr.push_back(idx->src[t]);
+    else if (idx->dtype.count == 1)
+      addr.push_back(t == 0 ? idx : simplify(idx + static_cast<int64_t>(t)));
+    else
+      throw Error("codegen: devectorize: address of the wrong width: " + index->str());
+    if (index->src.size() > 2) gate.push_back(gep1(index->src[2], static_cast<int64_t>(t)));
+  }
+  std::vector<bool> done(width, false);
+  std::vector<Chunk> out;
+  std::map<std::pair<const UOp*, int64_t>, std::vector<size_t>> at;
+  std::vector<std::pair<const UOp*, int64_t>> key(width);
+  for (size_t t = 0; t < width; ++t) {
+    key[t] = split_offset(addr[t]);
+    at[key[t]].push_back(t);
+  }
+  auto free_lane = [&](std::pair<const UOp*, int64_t> k, const UOpPtr& g) -> int64_t {
+    auto it = at.find(k);
+    if (it == at.end()) return -1;
+    for (size_t t : it->second)
+      if (!done[t] && (gate.empty() || gate[t] == g)) return static_cast<int64_t>(t);
+    return -1;
+  };
+  for (int64_t c = 16; c >= 2; c /= 2) {
+    if (c > max_width || static_cast<size_t>(c) > width) continue;
+    for (size_t t = 0; t < width; ++t) {
+      if (done[t]) continue;
+      const auto [root, off] = key[t];
+      if (off % c != 0 || !divisible(root, c)) continue;
+      const UOpPtr g = gate.empty() ? nullptr : gate[t];
+      std::vector<int64_t> run{static_cast<int64_t>(t)};
+      done[t] = true;
+      for (int64_t k = 1; k < c; ++k) {
+        const int64_t l = free_lane({root, off + k}, g);
+        if (l < 0) break;
+        run.push_back(l);
+        done[static_cast<size_t>(l)] = true;
+      }
+      if (static_cast<int64_t>(run.size()) < c) {
+        for (int64_t l : run) done[static_cast<size_t>(l)] = false;
+        continue;
+      }
+      out.push_back({run, addr[t], g});
+    }
+  }
+  for (size_t t = 0; t < width; ++t)
+    if (!done[t])
+      out.push_back({{static_cast<int64_t>(t)}, addr[t], gate.empty() ? nullptr : gate[t]});
+  return out;
+}
+
+UOpPtr chunk_index(const UOpPtr& index, const Chunk& ch) {
+  std::vector<UOpPtr> src{index->src[0], ch.addr};
+  if (ch.gate && !(ch.gate->is_const() && as_bool(ch.gate->const_value()))) src.push_back(ch.gate);
+  return UOp::make(Ops::INDEX, index->dtype, std::move(src));
+}
+
+bool always_false(const UOpPtr& g) { return g && g->is_const() && !as_bool(g->const_value()); }
+
+UOpPtr split_load(const DevecCtx& ctx, const UOpPtr& ld) {
+  const size_t w = ld->dtype.count;
+  const UOpPtr& index = ld->src[0];
+  if (index->op != Ops::INDEX) return nullptr;
+  const auto chunks = plan(index, w, ctx.max_width);
+  std::vector<std::pair<UOpPtr, int64_t>> lane_src(w); // (chunk value, lane in it)
+  UOpPtr single;
+  for (const Chunk& ch : chunks) {
+    const DType d = vdt(ld->dtype, ch.lanes.size());
+    UOpPtr v;
+    UOpPtr alt = ld->src.size() > 1 ? gep_n(ld->src[1], ch.lanes) : nullptr;
+    if (always_false(ch.gate)) {
+      v = alt;
+    } else {
+      std::vector<UOpPtr> src{chunk_index(index, ch)};
+      if (alt && src[0]->src.size() > 2) src.push_back(alt);
+      v = UOp::make(Ops::LOAD, d, std::move(src), ld->arg);
+    }
+    for (size_t k = 0; k < ch.lanes.size(); ++k)
+      lane_src[static_cast<size_t>(ch.lanes[k])] = {v, static_cast<int64_t>(k)};
+    if (chunks.size() == 1) single = v;
+  }
+  UOpPtr out;
+  if (single && single->dtype.count == w) {
+    bool in_order = true;
+    for (size_t t = 0; t < w; ++t) in_order &= lane_src[t].second == int64_t(t);
+    if (in_order) out = single;
+  }
+  if (!out) {
+    std::vector<UOpPtr> src;
+    for (const auto& [v, k] : lane_src) src.push_back(gep1(v, k));
+    out = UOp::make(Ops::VECTORIZE, ld->dtype, std::move(src));
+  }
+  return out == ld ? nullptr : out;
+}
+
+std::vector<UOpPtr> split_store(const DevecCtx& ctx, const UOpPtr& st) {
+  const UOpPtr& val = st->src[1];
+  const UOpPtr& index = st->src[0];
+  if (val->dtype.count == 1 || index->op != Ops::INDEX) return {st};
+  std::vector<UOpPtr> out;
+  for (const Chunk& ch : plan(index, val->dtype.count, ctx.max_width)) {
+    if (always_false(ch.gate)) continue;
+    out.push_back(UOp::make(Ops::STORE, dtypes::void_,
+                            {chunk_index(index, ch), gep_n(val, ch.lanes)}, st->arg));
+  }
+  return out;
+}
+
+const PatternMatcher& pm_devectorize() {
+  static const PatternMatcher pm({
+      {UPat(Ops::LOAD, {}, std::nullopt, "ld"),
+       [](const Captures& c) -> UOpPtr {
+         if (c["ld"]->dtype.count == 1) return nullptr;
+         return split_load(c.ctx<DevecCtx>(), c["ld"]);
+       }},
+      // STOREs live in a SINK, an END's body or an AFTER's dependencies: splice the pieces.
+      {UPat(OpSet{Ops::SINK, Ops::END, Ops::AFTER}, {}, std::nullopt, "p"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& p = c["p"];
+         std::vector<UOpPtr> src;
+         bool changed = false;
+         for (const auto& s : p->src) {
+           if (s->op != Ops::STORE) {
+             src.push_back(s);
+             continue;
+           }
+           auto parts = split_store(c.ctx<DevecCtx>(), s);
+           changed |= parts.size() != 1 || parts[0] != s;
+           src.insert(src.end(), parts.begin(), parts.end());
+         }
+         return changed ? p->replace_src(std::move(src)) : nullptr;
+       }},
+      {UPat(Ops::GEP, {}, std::nullopt, "g"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& g = c["g"];
+         const auto& lanes = std::get<Shape>(g->arg);
+         if (c.ctx<DevecCtx>().split_alu && lanes.size() > 1) {
+           std::vector<UOpPtr> src;
+           for (int64_t l : lanes) src.push_back(gep1(g->src[0], l));
+           return UOp::make(Ops::VECTORIZE, g->dtype, std::move(src));
+         }
+         UOpPtr r = gep_n(g->src[0], lanes);
+         return r == g ? nullptr : r;
+       }},
+      {UPat(Ops::VECTORIZE, {}, std::nullopt, "v"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& v = c["v"];
+         const UOpPtr& s0 = v->src[0];
+         if (s0->is_const() &&
+             std::all_of(v->src.begin(), v->src.end(), [&](const UOpPtr& s) { return s == s0; }))
+           return UOp::const_(v->dtype, s0->const_value());
+         // VECTORIZE(GEP(x, 0), ..., GEP(x, n-1)) is x.
+         if (s0->op != Ops::GEP || s0->src[0]->dtype.count != v->dtype.count) return nullptr;
+         for (size_t i = 0; i < v->src.size(); ++i) {
+           const UOpPtr& s = v->src[i];
+           if (s->op != Ops::GEP || s->src[0] != s0->src[0] ||
+               std::get<Shape>(s->arg) != Shape{static_cast<int64_t>(i)})
+             return nullptr;
+         }
+         return s0->src[0];
+       }},
+      {UPat(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}, {}, std::nullopt, "x"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& x = c["x"];
+         if (!c.ctx<DevecCtx>().split_alu || x->dtype.count == 1) return nullptr;
+         std::vector<UOpPtr> lanes;
+         for (int64_t i = 0; i < x->dtype.count; ++i) {
+           std::vector<UOpPtr> src;
+           for (const auto& s : x->src) src.push_back(gep1(s, i));
+           lanes.push_back(UOp::make(x->op, x->dtype.scalar(), std::move(src), x->arg));
+         }
+         return UOp::make(Ops::VECTORIZE, x->dtype, std::move(lanes));
+       }},
+  });
+  return pm;
+}
+
+} // namespace
+
+UOpPtr devectorize(const UOpPtr& ast, const RendererCaps& caps) {
+  DevecCtx ctx;
+  ctx.max_width = caps.supports_float4 ? 16 : 1;
+  ctx.split_alu = !caps.supports_float4;
+  return graph_rewrite(ast, pm_devectorize(), ctx);
+}
+
+} // namespace tg

@@ -1,0 +1,316 @@
+// Expansion (tinygrad's expander): Upcast and Unroll RANGEs become vector lanes.
+//
+// Each node depends on a set of those ranges, its axes (a REDUCE drops the Unroll ranges it
+// reduces). Its value becomes a vector with one lane per combination of the axes' values, the
+// axes in range id order, the first the slowest (mixed radix). Operands that depend on fewer
+// axes are lined up with a GEP (or a VECTORIZE / vector CONST for a scalar). Index arithmetic
+// (nodes without a LOAD or REDUCE below them) stays scalar: lane l of such a node is the node
+// with every range replaced by its value in lane l, simplified; a LOAD or STORE takes the lanes
+// of its address as INDEX(buf, VECTORIZE(lanes)) and devectorize turns runs of consecutive
+// addresses into vector accesses. A REDUCE over Unroll ranges first combines those lanes with
+// its op (tinygrad's CONTRACT), then reduces what is left on a vector of the other lanes.
+#include <algorithm>
+#include <unordered_map>
+
+#include "tg/codegen_opt.hpp"
+#include "tg/error.hpp"
+#include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
+
+namespace tg {
+
+namespace {
+
+using Axes = std::vector<const UOp*>; // Upcast/Unroll RANGEs, sorted by id
+using SubstMap = std::unordered_map<const UOp*, UOpPtr>;
+
+const PatternMatcher& pm_subst() {
+  static const PatternMatcher pm({
+      {UPat(Ops::RANGE, {}, std::nullopt, "r"),
+       [](const Captures& c) -> UOpPtr {
+         const auto& m = c.ctx<SubstMap>();
+         auto it = m.find(c["r"].get());
+         return it == m.end() ? nullptr : it->second;
+       }},
+  });
+  return pm;
+}
+
+int64_t rid(const UOp* r) { return std::get<RangeArg>(r->arg).id; }
+int64_t size_of(const UOp* r) { return r->src[0]->ivmin(); }
+
+int64_t width(const Axes& a) {
+  int64_t w = 1;
+  for (const UOp* r : a) w *= size_of(r);
+  return w;
+}
+
+Axes axes_union(const Axes& a, const Axes& b) {
+  Axes out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out),
+                 [](const UOp* x, const UOp* y) { return rid(x) < rid(y); });
+  return out;
+}
+
+DType vdt(DType d, int64_t w) {
+  return w == 1 ? d.scalar() : d.scalar().vec(static_cast<uint16_t>(w));
+}
+
+// The value of each axis in lane `l` of `a`.
+std::vector<int64_t> digits(const Axes& a, int64_t l) {
+  std::vector<int64_t> d(a.size());
+  for (size_t i = a.size(); i-- > 0;) {
+    d[i] = l % size_of(a[i]);
+    l /= size_of(a[i]);
+  }
+  return d;
+}
+
+// For each lane of `to`, the lane of `from` (a subset of `to`) with the same axis values.
+std::vector<int64_t> lane_map(const Axes& from, const Axes& to) {
+  std::vector<int64_t> out;
+  const int64_t w = width(to);
+  for (int64_t l = 0; l < w; ++l) {
+    const auto d = digits(to, l);
+    int64_t f = 0;
+    for (const UOp* r : from) {
+      const size_t pos = static_cast<size_t>(std::find(to.begin(), to.end(), r) - to.begin());
+      f = f * size_of(r) + d[pos];
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+class Expander {
+public:
+  explicit Expander(const UOpPtr& ast) {
+    for (const UOp* u : ast->toposort()) {
+      Axes a;
+      if (u->op == Ops::RANGE) {
+        const AxisType t = std::get<RangeArg>(u->arg).type;
+        if (t == AxisType::Upcast || t == AxisType::Unroll) {
+          if (!u->src[0]->is_const())
+            throw Error("codegen: expand: an Upcast/Unroll range needs a constant size: " +
+                        u->str());
+          a = {u};
+        }
+      } else if (u->op == Ops::REDUCE) {
+        for (const UOp* r : axes_.at(u->src[0].get()))
+          if (std::find_if(u->src.begin() + 1, u->src.end(),
+                           [&](const UOpPtr& s) { return s.get() == r; }) == u->src.end())
+            a.push_back(r);
+      } else {
+        for (const auto& s : u->src) a = axes_union(a, axes_.at(s.get()));
+      }
+      bool touched = !a.empty();
+      bool pure = u->op == Ops::CONST || u->op == Ops::RANGE || u->op == Ops::DEFINE_VAR ||
+                  u->op == Ops::SPECIAL || GroupOp::ALU.contains(u->op) || u->op == Ops::CAST ||
+                  u->op == Ops::BITCAST;
+      for (const auto& s : u->src) {
+        touched |= touched_.at(s.get());
+        pure &= pure_.at(s.get());
+      }
+      axes_[u] = std::move(a);
+      touched_[u] = touched;
+      pure_[u] = pure;
+    }
+  }
+
+  UOpPtr run(const UOpPtr& sink) {
+    std::vector<UOpPtr> src;
+    for (const auto& s : sink->src) src.push_back(vec(s));
+    return sink->replace_src(std::move(src));
+  }
+
+private:
+  std::unordered_map<const UOp*, Axes> axes_;
+  std::unordered_map<const UOp*, bool> touched_, pure_;
+  std::unordered_map<const UOp*, UOpPtr> vec_;
+  std::unordered_map<const UOp*, std::vector<UOpPtr>> lanes_;
+
+  // Scalar lanes of index arithmetic over its own axes.
+  const std::vector<UOpPtr>& lanes(const UOpPtr& u) {
+    auto it = lanes_.find(u.get());
+    if (it != lanes_.end()) return it->second;
+    if (!pure_.at(u.get()))
+      throw Error("codegen: expand: an address or gate depends on a loaded value: " + u->str());
+    const Axes& a = axes_.at(u.get());
+    std::vector<UOpPtr> out;
+    const int64_t w = width(a);
+    for (int64_t l = 0; l < w; ++l) {
+      if (a.empty()) {
+        out.push_back(u);
+        break;
+      }
+      SubstMap m;
+      const auto d = digits(a, l);
+      for (size_t i = 0; i < a.size(); ++i) m[a[i]] = UOp::const_(a[i]->dtype, d[i]);
+      out.push_back(simplify(graph_rewrite(u, pm_subst(), m)));
+    }
+    return lanes_.emplace(u.get(), std::move(out)).first->second;
+  }
+
+  // The lanes of `u` lined up with axes `to` (a superset of its own).
+  std::vector<UOpPtr> lanes_as(const UOpPtr& u, const Axes& to) {
+    const auto& own = lanes(u);
+    std::vector<UOpPtr> out;
+    for (int64_t f : lane_map(axes_.at(u.get()), to)) out.push_back(own[static_cast<size_t>(f)]);
+    return out;
+  }
+
+  // `x` (a vector over `from`, or a scalar when `from` is empty) as a vector over `to`.
+  static UOpPtr bcast(const UOpPtr& x, const Axes& from, const Axes& to) {
+    if (from == to) return x;
+    const int64_t w = width(to);
+    const DType d = vdt(x->dtype, w);
+    if (from.empty()) {
+      if (x->is_const()) return UOp::const_(d, x->const_value());
+      return UOp::make(Ops::VECTORIZE, d, std::vector<UOpPtr>(static_cast<size_t>(w), x));
+    }
+    return UOp::make(Ops::GEP, d, {x}, Shape(lane_map(from, to)));
+  }
+
+  // Lanes `lanes` of vector `x`, taken through the ALU ops that compute it, so that a REDUCE's
+  // CONTRACT computes each group of lanes on its own (four 16-lane products, not one of 64
+  // taken apart again).
+  static UOpPtr take_lanes(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+    const DType d = vdt(x->dtype, static_cast<int64_t>(lanes.size()));
+    if (x->dtype.count == 1) return x;
+    if (x->is_const()) return UOp::const_(d, x->const_value());
+    if (x->op == Ops::GEP) {
+      const auto& inner = std::get<Shape>(x->arg);
+      std::vector<int64_t> composed;
+      for (int64_t l : lanes) composed.push_back(inner[static_cast<size_t>(l)]);
+      return take_lanes(x->src[0], composed);
+    }
+    if (x->op == Ops::VECTORIZE) {
+      std::vector<UOpPtr> src;
+      for (int64_t l : lanes) src.push_back(x->src[static_cast<size_t>(l)]);
+      return src.size() == 1 ? src[0] : UOp::make(Ops::VECTORIZE, d, std::move(src));
+    }
+    if (GroupOp::ALU.contains(x->op) || x->op == Ops::CAST || x->op == Ops::BITCAST) {
+      std::vector<UOpPtr> src;
+      for (const auto& s : x->src) src.push_back(take_lanes(s, lanes));
+      return UOp::make(x->op, d, std::move(src), x->arg);
+    }
+    bool identity = lanes.size() == x->dtype.count;
+    for (size_t i = 0; i < lanes.size() && identity; ++i) identity = lanes[i] == int64_t(i);
+    if (identity) return x;
+    return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
+  }
+
+  UOpPtr vec_as(const UOpPtr& u, const Axes& to) { return bcast(vec(u), axes_.at(u.get()), to); }
+
+  static UOpPtr vectorize(const std::vector<UOpPtr>& lanes, DType elem) {
+    if (lanes.size() == 1) return lanes[0];
+    bool same_const = lanes[0]->is_const();
+    for (const auto& l : lanes) same_const &= l == lanes[0];
+    const DType d = vdt(elem, static_cast<int64_t>(lanes.size()));
+    if (same_const) return UOp::const_(d, lanes[0]->const_value());
+    return UOp::make(Ops::VECTORIZE, d, lanes);
+  }
+
+  // INDEX(buf, idx[, gate]) over axes `a`: the addresses (and gates) of every lane.
+  UOpPtr index_over(const UOpPtr& index, const Axes& a) {
+    std::vector<UOpPtr> src{index->src[0],
+                            vectorize(lanes_as(index->src[1], a), index->src[1]->dtype)};
+    if (index->src.size() > 2)
+      src.push_back(vectorize(lanes_as(index->src[2], a), index->src[2]->dtype));
+    return index->replace_src(std::move(src));
+  }
+
+  UOpPtr vec(const UOpPtr& u) {
+    auto it = vec_.find(u.get());
+    if (it != vec_.end()) return it->second;
+    UOpPtr out = build(u);
+    vec_.emplace(u.get(), out);
+    return out;
+  }
+
+  UOpPtr build(const UOpPtr& u) {
+    if (!touched_.at(u.get())) return u;
+    const Axes& a = axes_.at(u.get());
+    const int64_t w = width(a);
+    if (pure_.at(u.get())) return vectorize(lanes(u), u->dtype);
+    switch (u->op) {
+    case Ops::LOAD: {
+      std::vector<UOpPtr> src{index_over(u->src[0], a)};
+      for (size_t i = 1; i < u->src.size(); ++i) src.push_back(vec_as(u->src[i], a));
+      return UOp::make(Ops::LOAD, vdt(u->dtype, w), std::move(src), u->arg);
+    }
+    case Ops::STORE: {
+      if (a.empty()) return u->replace_src({u->src[0], vec(u->src[1])});
+      return u->replace_src({index_over(u->src[0], a), vec_as(u->src[1], a)});
+    }
+    case Ops::REDUCE: {
+      const Ops op = std::get<ReduceArg>(u->arg).op;
+      Axes unroll;
+      std::vector<UOpPtr> rest;
+      for (size_t i = 1; i < u->src.size(); ++i) {
+        const UOp* r = u->src[i].get();
+        if (r->op == Ops::RANGE && std::get<RangeArg>(r->arg).type == AxisType::Unroll)
+          unroll.push_back(r);
+        else if (r->op == Ops::RANGE && std::get<RangeArg>(r->arg).type == AxisType::Upcast)
+          throw Error("codegen: expand: a REDUCE over an Upcast range (use UNROLL for reduce "
+                      "axes): " +
+                      u->str());
+        else
+          rest.push_back(u->src[i]);
+      }
+      std::sort(unroll.begin(), unroll.end(),
+                [](const UOp* x, const UOp* y) { return rid(x) < rid(y); });
+      const Axes full = axes_union(a, unroll);
+      const UOpPtr v = vec_as(u->src[0], full);
+      UOpPtr combined;
+      if (unroll.empty()) {
+        combined = v;
+      } else {
+        // CONTRACT: for each value of the unrolled ranges, the lanes of the output axes.
+        const auto out_lanes = lane_map(a, full);
+        const int64_t wu = width(unroll);
+        std::vector<std::vector<int64_t>> groups(static_cast<size_t>(wu));
+        const auto u_lanes = lane_map(unroll, full);
+        for (size_t l = 0; l < out_lanes.size(); ++l) {
+          auto& g = groups[static_cast<size_t>(u_lanes[l])];
+          if (g.size() <= static_cast<size_t>(out_lanes[l])) g.resize(out_lanes[l] + 1);
+          g[static_cast<size_t>(out_lanes[l])] = static_cast<int64_t>(l);
+        }
+        for (const auto& g : groups) {
+          const UOpPtr part = take_lanes(v, g);
+          combined = combined ? combined->alu(op, {part}) : part;
+        }
+      }
+      if (rest.empty()) return combined;
+      rest.insert(rest.begin(), combined);
+      return UOp::make(Ops::REDUCE, vdt(u->dtype, w), std::move(rest), u->arg);
+    }
+    case Ops::SINK:
+    case Ops::INDEX:
+      break;
+    default:
+      if (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST) {
+        std::vector<UOpPtr> src;
+        for (const auto& s : u->src) src.push_back(vec_as(s, a));
+        return UOp::make(u->op, vdt(u->dtype, w), std::move(src), u->arg);
+      }
+      break;
+    }
+    throw Error("codegen: expand: cannot expand " + u->str());
+  }
+};
+
+} // namespace
+
+UOpPtr expand_kernel(const UOpPtr& ast) {
+  bool any = false;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::RANGE) {
+      const AxisType t = std::get<RangeArg>(u->arg).type;
+      any |= t == AxisType::Upcast || t == AxisType::Unroll;
+    }
+  if (!any) return ast;
+  return Expander(ast).run(ast);
+}
+
+} // namespace tg

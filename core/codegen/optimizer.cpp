@@ -1,0 +1,276 @@
+// The kernel optimizer (tinygrad's postrange Scheduler, UPCAST and UNROLL): apply_opt splits a
+// RANGE into an outer loop and an inner Upcast/Unroll range (shift_to), and
+// hand_coded_optimizations picks Opts as tinygrad's heuristic.py does, reading strides from the
+// index expressions instead of ShapeTrackers.
+#include <algorithm>
+#include <optional>
+
+#include "tg/codegen_opt.hpp"
+#include "tg/error.hpp"
+#include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
+
+namespace tg {
+
+namespace {
+
+bool is_output_axis(AxisType t) {
+  return t == AxisType::Global || t == AxisType::Loop || t == AxisType::Local ||
+         t == AxisType::Thread;
+}
+bool is_reduce_axis(AxisType t) { return t == AxisType::Reduce || t == AxisType::GroupReduce; }
+bool is_upcast_axis(AxisType t) { return t == AxisType::Upcast || t == AxisType::Unroll; }
+
+const RangeArg& rarg(const UOp* r) { return std::get<RangeArg>(r->arg); }
+
+std::vector<const UOp*> ranges_of(const UOpPtr& ast) {
+  std::vector<const UOp*> out;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::RANGE) out.push_back(u);
+  std::sort(out.begin(), out.end(),
+            [](const UOp* a, const UOp* b) { return rarg(a).id < rarg(b).id; });
+  return out;
+}
+
+struct ShiftCtx {
+  const UOp* old = nullptr;
+  UOpPtr repl, outer, inner;
+};
+
+const PatternMatcher& pm_shift() {
+  static const PatternMatcher pm({
+      {UPat(Ops::RANGE, {}, std::nullopt, "r"),
+       [](const Captures& c) -> UOpPtr {
+         const auto& s = c.ctx<ShiftCtx>();
+         return c["r"].get() == s.old ? s.repl : nullptr;
+       }},
+      // A REDUCE lists its ranges: the split range becomes the outer and the inner range.
+      {UPat(Ops::REDUCE, {}, std::nullopt, "red"),
+       [](const Captures& c) -> UOpPtr {
+         const auto& s = c.ctx<ShiftCtx>();
+         const UOpPtr& red = c["red"];
+         if (s.repl->op == Ops::RANGE) return nullptr;
+         std::vector<UOpPtr> src{red->src[0]};
+         bool changed = false;
+         for (size_t i = 1; i < red->src.size(); ++i) {
+           if (red->src[i] == s.repl) {
+             src.push_back(s.outer);
+             src.push_back(s.inner);
+             changed = true;
+           } else {
+             src.push_back(red->src[i]);
+           }
+         }
+         return changed ? red->replace_src(std::move(src)) : nullptr;
+       }},
+  });
+  return pm;
+}
+
+// The coefficient of range `r` in a linear index expression: 0 when `idx` does not use it,
+// nullopt when it is not linear in it.
+std::optional<int64_t> coeff(const UOp* idx, const UOp* r) {
+  if (idx == r) return 1;
+  if (!idx->backward_slice().count(r)) return 0;
+  if (idx->op == Ops::ADD) {
+    auto a = coeff(idx->src[0].get(), r), b = coeff(idx->src[1].get(), r);
+    if (a && b) return *a + *b;
+    return std::nullopt;
+  }
+  if (idx->op == Ops::MUL) {
+    for (int s = 0; s < 2; ++s)
+      if (idx->src[s]->is_const()) {
+        auto o = coeff(idx->src[1 - s].get(), r);
+        if (o) return *o * idx->src[s]->ivmin();
+      }
+  }
+  return std::nullopt;
+}
+
+// The addresses (index expressions, gates included) of every buffer access of the kernel.
+std::vector<const UOp*> accesses(const UOpPtr& ast) {
+  std::vector<const UOp*> out;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::INDEX && u->src.size() >= 2 && u->src[0]->op == Ops::PARAM) out.push_back(u);
+  return out;
+}
+
+// The stride of `r` in an access: 0 when the address does not depend on it, its coefficient
+// when linear, a large number otherwise.
+int64_t stride(const UOp* index, const UOp* r) {
+  const UOp* idx = index->src[1].get();
+  if (!index->backward_slice().count(r)) return 0;
+  auto c = coeff(idx, r);
+  return c && *c != 0 ? std::abs(*c) : int64_t{1} << 40;
+}
+
+int64_t const_size(const UOp* r) { return r->src[0]->is_const() ? r->src[0]->ivmin() : -1; }
+
+} // namespace
+
+std::string_view opt_op_name(OptOp op) {
+  static constexpr std::string_view names[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP",
+                                               "THREAD", "PADTO",  "SWAP",  "TC"};
+  return names[static_cast<size_t>(op)];
+}
+
+std::string Opt::str() const {
+  return "Opt(" + std::string(opt_op_name(op)) + ", " + std::to_string(axis) + ", " +
+         std::to_string(amount) + ")";
+}
+
+std::vector<UOpPtr> opt_axes(const UOpPtr& ast, bool reduce) {
+  std::vector<UOpPtr> out;
+  for (const UOp* r : ranges_of(ast))
+    if (reduce ? is_reduce_axis(rarg(r).type) : is_output_axis(rarg(r).type))
+      out.push_back(r->ptr());
+  return out;
+}
+
+UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt) {
+  auto fail = [&](const std::string& why) -> UOpPtr {
+    throw Error("codegen: cannot apply " + opt.str() + ": " + why);
+  };
+  if (opt.op != OptOp::UPCAST && opt.op != OptOp::UNROLL)
+    return fail("only UPCAST and UNROLL are implemented (the CPU has no local memory)");
+  const bool reduce = opt.op == OptOp::UNROLL;
+  const auto axes = opt_axes(ast, reduce);
+  if (opt.axis < 0 || static_cast<size_t>(opt.axis) >= axes.size())
+    return fail("the kernel has " + std::to_string(axes.size()) +
+                (reduce ? " reduce axes" : " output axes") + ", no axis " +
+                std::to_string(opt.axis));
+  const UOpPtr& r = axes[static_cast<size_t>(opt.axis)];
+  const int64_t n = const_size(r.get());
+  if (n < 0) return fail("axis size " + r->src[0]->str() + " is not a constant");
+  const int64_t amt = opt.amount == 0 ? n : opt.amount;
+  if (amt <= 1) return fail("the amount must be at least 2");
+  if (n % amt != 0)
+    return fail("axis of size " + std::to_string(n) + " is not divisible by " +
+                std::to_string(amt));
+  if (amt > 256) return fail("an amount above 256 would make vectors too wide");
+  int64_t next_id = 0;
+  for (const UOp* x : ranges_of(ast)) next_id = std::max(next_id, rarg(x).id + 1);
+  ShiftCtx ctx;
+  ctx.old = r.get();
+  ctx.inner = UOp::range(UOp::const_(r->src[0]->dtype, amt), next_id,
+                         reduce ? AxisType::Unroll : AxisType::Upcast);
+  if (n == amt) {
+    ctx.repl = ctx.inner;
+  } else {
+    ctx.outer =
+        UOp::range(UOp::const_(r->src[0]->dtype, n / amt), rarg(r.get()).id, rarg(r.get()).type);
+    ctx.repl = ctx.outer * UOp::const_(r->dtype, amt) + ctx.inner;
+  }
+  return graph_rewrite(ast, pm_shift(), ctx);
+}
+
+UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts) {
+  if (opts.empty()) return ast;
+  UOpPtr k = ast;
+  for (const Opt& o : opts) k = apply_opt(k, o);
+  return graph_rewrite(k, symbolic());
+}
+
+std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& /*caps*/) {
+  std::vector<Opt> applied;
+  UOpPtr k = ast;
+  auto apply = [&](const Opt& o) {
+    k = graph_rewrite(apply_opt(k, o), symbolic());
+    applied.push_back(o);
+  };
+  auto upcast_ranges = [&] {
+    std::vector<const UOp*> out;
+    for (const UOp* r : ranges_of(k))
+      if (is_upcast_axis(rarg(r).type)) out.push_back(r);
+    return out;
+  };
+  auto lanes = [&] {
+    int64_t n = 1;
+    for (const UOp* r : upcast_ranges()) n *= const_size(r);
+    return n;
+  };
+
+  // Upcast output axes some buffer broadcasts over, while the output is large.
+  std::vector<int64_t> upcasted_ids;
+  while (true) {
+    const auto out_axes = opt_axes(k, false);
+    int64_t out_size = 1;
+    bool symbolic_size = false;
+    for (const auto& r : out_axes) {
+      const int64_t s = const_size(r.get());
+      if (s < 0) symbolic_size = true;
+      out_size *= std::max<int64_t>(s, 1);
+    }
+    if (symbolic_size || out_size < 1024 || out_axes.empty()) break;
+    const auto acc = accesses(k);
+    const auto ups = upcast_ranges();
+    // (buffers with a nonzero stride, sum of strides, axis, amount): smallest first.
+    std::optional<std::tuple<int64_t, int64_t, int, int>> best;
+    for (size_t a = 0; a < out_axes.size(); ++a) {
+      const UOp* r = out_axes[a].get();
+      if (std::find(upcasted_ids.begin(), upcasted_ids.end(), rarg(r).id) != upcasted_ids.end())
+        continue;
+      const int64_t s = const_size(r);
+      for (int amount : {3, 4}) {
+        if (s < 0 || s % amount != 0 || s == amount) continue;
+        bool broadcast = false;
+        for (const UOp* b : acc) {
+          bool has_zero_upcast = false;
+          for (const UOp* u : ups) has_zero_upcast |= stride(b, u) == 0;
+          broadcast |= stride(b, r) == 0 && !has_zero_upcast;
+        }
+        if (!broadcast) continue;
+        int64_t nonzero = 0, sum = 0;
+        for (const UOp* b : acc) {
+          const int64_t st = stride(b, r);
+          nonzero += st > 0;
+          sum += st;
+        }
+        std::tuple<int64_t, int64_t, int, int> cand{nonzero, sum, static_cast<int>(a), amount};
+        if (!best || cand < *best) best = cand;
+      }
+    }
+    if (!best) break;
+    upcasted_ids.push_back(rarg(out_axes[static_cast<size_t>(std::get<2>(*best))].get()).id);
+    apply({OptOp::UPCAST, std::get<2>(*best), std::get<3>(*best)});
+    if (upcasted_ids.size() >= 2) break;
+  }
+
+  // Unroll the last reduce axis: whole when small (and the vectors stay within 128 lanes), else
+  // by 4.
+  {
+    const auto red = opt_axes(k, true);
+    if (!red.empty() && lanes() < 64) {
+      const int last = static_cast<int>(red.size()) - 1;
+      const int64_t s = const_size(red.back().get());
+      if (s > 1 && s <= 32 && lanes() * s <= 128) {
+        apply({OptOp::UNROLL, last, 0});
+        // A second tiny reduce axis goes too.
+        const auto red2 = opt_axes(k, true);
+        if (s <= 3 && !red2.empty()) {
+          const int64_t s2 = const_size(red2.back().get());
+          if (s2 > 1 && s2 <= 3) apply({OptOp::UNROLL, static_cast<int>(red2.size()) - 1, 0});
+        }
+      } else if (s > 4 && s % 4 == 0) {
+        apply({OptOp::UNROLL, last, 4});
+      }
+    }
+  }
+
+  // Nothing upcast yet: float4 stores along the last output axis when it is contiguous there.
+  if (upcast_ranges().empty()) {
+    const auto out_axes = opt_axes(k, false);
+    if (!out_axes.empty()) {
+      const UOp* r = out_axes.back().get();
+      const int64_t s = const_size(r);
+      bool contiguous = false;
+      for (const UOpPtr& st : k->src)
+        if (st->op == Ops::STORE) contiguous |= coeff(st->src[0]->src[1].get(), r) == 1;
+      if (s > 4 && s % 4 == 0 && contiguous)
+        apply({OptOp::UPCAST, static_cast<int>(out_axes.size()) - 1, 4});
+    }
+  }
+  return applied;
+}
+
+} // namespace tg

@@ -1,0 +1,444 @@
+// The kernel optimizer, expansion and devectorize: hand-built kernel ASTs lowered with the
+// heuristic, with explicit Opts, and for a renderer without vectors (supports_float4 false),
+// run through both CPU renderers against C++ loops. Values are small integers, so sums are
+// exact in any order the lanes combine them.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include "codegen_test_util.hpp"
+#include "tg/error.hpp"
+
+using namespace tg;
+using namespace tg::codegen_test;
+using cpu::test::kRenderers;
+
+namespace {
+
+std::vector<float> pattern(size_t n, int mod, float offset) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + 3) % mod) - offset;
+  return v;
+}
+
+RendererCaps caps_with_float4(bool float4) {
+  RendererCaps c = cpu_caps();
+  c.supports_float4 = float4;
+  return c;
+}
+
+bool has_vectors(const LoweredKernel& k) {
+  for (const auto& u : k.uops)
+    if (u->dtype.count > 1) return true;
+  return false;
+}
+
+// Vector loads/stores of global memory (not registers) in the list.
+size_t vector_accesses(const LoweredKernel& k) {
+  size_t n = 0;
+  for (const auto& u : k.uops) {
+    const bool global =
+        !u->src.empty() && u->src[0]->op == Ops::INDEX && u->src[0]->src[0]->op == Ops::PARAM;
+    if (u->op == Ops::LOAD && global && u->dtype.count > 1) ++n;
+    if (u->op == Ops::STORE && global && u->src[1]->dtype.count > 1) ++n;
+  }
+  return n;
+}
+
+struct Config {
+  std::string what;
+  std::optional<std::vector<Opt>> opts; // nullopt: the heuristic (NOOPT=1: none)
+  bool float4 = true;
+};
+
+using MakeBufs = std::function<std::vector<HostBuf>()>;
+using Check = std::function<void(const std::vector<HostBuf>&)>;
+
+// Runs `ast` in four configurations (heuristic / explicit Opts, with / without vectors) on both
+// renderers, checking the results each time; returns the lowered kernels of the first renderer.
+std::vector<LoweredKernel> run_all(const UOpPtr& ast, const std::vector<Opt>& opts,
+                                   const MakeBufs& make, const Check& check,
+                                   std::vector<int64_t> vars = {}) {
+  const Config configs[] = {{"heuristic", std::nullopt, true},
+                            {"heuristic, no vectors", std::nullopt, false},
+                            {"explicit opts", opts, true},
+                            {"explicit opts, no vectors", opts, false}};
+  std::vector<LoweredKernel> out;
+  for (const std::string& r : kRenderers) {
+    for (const Config& cfg : configs) {
+      CAPTURE(r);
+      CAPTURE(cfg.what);
+      const RendererCaps caps = caps_with_float4(cfg.float4);
+      LoweredKernel k =
+          cfg.opts ? lower_kernel_with_opts(ast, caps, *cfg.opts) : lower_kernel(ast, caps);
+      CAPTURE(k.name);
+      if (!cfg.float4) CHECK_FALSE(has_vectors(k));
+      std::vector<HostBuf> bufs = make();
+      cpu::test::run_kernel(cpu::test::device(), r, k.name, k.uops, bufs, vars, k.global);
+      check(bufs);
+      if (r == kRenderers[0]) out.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
+Opt upcast(int axis, int amount) { return {OptOp::UPCAST, axis, amount}; }
+Opt unroll(int axis, int amount) { return {OptOp::UNROLL, axis, amount}; }
+
+} // namespace
+
+TEST_SUITE("codegen.opt") {
+
+  TEST_CASE("elementwise on (64, 64): float4 loads and stores") {
+    const int64_t R = 64, C = 64;
+    auto out = buf(0, dtypes::float32, R * C), a = buf(1, dtypes::float32, R * C),
+         b = buf(2, dtypes::float32, R * C);
+    auto i = rng(R, 0), j = rng(C, 1);
+    auto two = UOp::const_(dtypes::float32, 2.0);
+    auto ast = UOp::sink({st(out, i * C + j, ld(a, i * C + j) * two + ld(b, i * C + j))});
+    auto av = pattern(R * C, 13, 6), bv = pattern(R * C, 5, 2);
+    auto ks = run_all(
+        ast, {upcast(0, 4), upcast(1, 4)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av),
+                                      HostBuf::of(bv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] * 2 + bv[t]);
+        });
+    if (!noopt()) {
+      CHECK(ks[0].name == "E_64_16_4");
+      CHECK(ks[0].global == std::array<int64_t, 3>{64, 16, 1});
+      CHECK(vector_accesses(ks[0]) == 3); // two float4 loads, one float4 store
+    }
+    CHECK(ks[2].name == "E_16_16_4_4");
+    CHECK(vector_accesses(ks[2]) == 3 * 4); // four rows of float4 per buffer
+    CHECK(vector_accesses(ks[3]) == 0);
+  }
+
+  TEST_CASE("broadcast add: a row and a column broadcast") {
+    const int64_t R = 64, C = 32;
+    auto out = buf(0, dtypes::float32, R * C), a = buf(1, dtypes::float32, R * C),
+         b = buf(2, dtypes::float32, C), c = buf(3, dtypes::float32, R);
+    auto i = rng(R, 0), j = rng(C, 1);
+    auto ast = UOp::sink({st(out, i * C + j, ld(a, i * C + j) + ld(b, j) - ld(c, i))});
+    auto av = pattern(R * C, 13, 6), bv = pattern(C, 5, 2), cv = pattern(R, 7, 3);
+    auto ks = run_all(
+        ast, {upcast(1, 8), upcast(0, 2)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av),
+                                      HostBuf::of(bv), HostBuf::of(cv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t x = 0; x < R; ++x)
+            for (int64_t y = 0; y < C; ++y) REQUIRE(o[x * C + y] == av[x * C + y] + bv[y] - cv[x]);
+        });
+    // j by 4 (c broadcasts over it, and j has the smaller strides); then the output is small.
+    if (!noopt()) CHECK(ks[0].name == "E_64_8_4");
+    CHECK(ks[2].name == "E_32_4_8_2");
+  }
+
+  TEST_CASE("row and column sums") {
+    const int64_t R = 32, C = 64;
+    auto rows = buf(0, dtypes::float32, R), cols = buf(1, dtypes::float32, C),
+         x = buf(2, dtypes::float32, R * C);
+    auto i = rng(R, 0), k = rng(C, 1, AxisType::Reduce);
+    auto j = rng(C, 2), k2 = rng(R, 3, AxisType::Reduce);
+    auto ast = UOp::sink({st(rows, i, reduce(Ops::ADD, ld(x, i * C + k), {k})),
+                          st(cols, j, reduce(Ops::ADD, ld(x, k2 * C + j), {k2}))});
+    auto xv = pattern(R * C, 11, 5);
+    // Output axes: i, j; reduce axes: k, k2.
+    auto ks = run_all(
+        ast, {upcast(1, 4), unroll(1, 4), unroll(0, 8), upcast(0, 2)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R), HostBuf::zeros<float>(C),
+                                      HostBuf::of(xv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto ro = bufs[0].as<float>();
+          auto co = bufs[1].as<float>();
+          for (int64_t y = 0; y < R; ++y) {
+            float ref = 0;
+            for (int64_t t = 0; t < C; ++t) ref += xv[y * C + t];
+            REQUIRE(ro[y] == ref);
+          }
+          for (int64_t y = 0; y < C; ++y) {
+            float ref = 0;
+            for (int64_t t = 0; t < R; ++t) ref += xv[t * C + y];
+            REQUIRE(co[y] == ref);
+          }
+        });
+    CHECK(ks[2].name == "r2_16_16_4_2_8_8_4_8");
+    CHECK(vector_accesses(ks[2]) > 0);
+  }
+
+  TEST_CASE("max reduce over negative values, float and int") {
+    const int64_t R = 16, C = 24;
+    auto outf = buf(0, dtypes::float32, R), xf = buf(1, dtypes::float32, R * C);
+    auto outi = buf(2, dtypes::int32, R), xi = buf(3, dtypes::int32, R * C);
+    auto i = rng(R, 0), k = rng(C, 1, AxisType::Reduce), k2 = rng(C, 2, AxisType::Reduce);
+    auto ast = UOp::sink({st(outf, i, reduce(Ops::MAX, ld(xf, i * C + k), {k})),
+                          st(outi, i, reduce(Ops::MAX, ld(xi, i * C + k2), {k2}))});
+    std::vector<float> fv(R * C);
+    std::vector<int32_t> iv(R * C);
+    for (int64_t t = 0; t < R * C; ++t) {
+      fv[t] = t < C ? -std::numeric_limits<float>::infinity() : -1000.0f + (t * 37) % 101;
+      iv[t] = std::numeric_limits<int32_t>::min() + static_cast<int32_t>((t * 13) % 17);
+    }
+    run_all(
+        ast, {upcast(0, 4), unroll(0, 4), unroll(1, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R), HostBuf::of(fv),
+                                      HostBuf::zeros<int32_t>(R), HostBuf::of(iv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto of = bufs[0].as<float>();
+          auto oi = bufs[2].as<int32_t>();
+          for (int64_t y = 0; y < R; ++y) {
+            REQUIRE(of[y] == *std::max_element(fv.begin() + y * C, fv.begin() + (y + 1) * C));
+            REQUIRE(oi[y] == *std::max_element(iv.begin() + y * C, iv.begin() + (y + 1) * C));
+          }
+        });
+  }
+
+  TEST_CASE("matmul 64x48x32") {
+    const int64_t M = 64, N = 48, K = 32;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, K * N);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, i * N + j, reduce(Ops::ADD, ld(a, i * K + k) * ld(b, k * N + j), {k}))});
+    auto av = pattern(M * K, 5, 2), bv = pattern(K * N, 3, 1);
+    std::vector<float> ref(M * N);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y)
+        for (int64_t t = 0; t < K; ++t) ref[x * N + y] += av[x * K + t] * bv[t * N + y];
+    auto make = [&] {
+      return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av), HostBuf::of(bv)};
+    };
+    auto check = [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); };
+    auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
+    CHECK(ks[2].name == "r_16_12_4_4_8_4");
+    if (!noopt()) {
+      // j (a broadcasts over it) by 3, then i (b broadcasts over it) by 4, then k by 4.
+      CHECK(ks[0].name == "r_16_16_3_4_8_4");
+      const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
+      CHECK(opts == std::vector<Opt>{upcast(1, 3), upcast(0, 4), unroll(0, 4)});
+    }
+    // Other shapes of the same kernel.
+    run_all(ast, {unroll(0, 8), upcast(1, 2)}, make, check);
+    run_all(ast, {unroll(0, 0)}, make, check); // the whole reduce unrolled: no loop left
+  }
+
+  TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
+    // out[i, j] = sum_k xpad[i, j + k - 1] over k < 4, x padded by one column on the left and
+    // two on the right (the gate depends on the unrolled k and the upcast j), plus
+    // rowpad[i, j]: x's row i - 1, -1 for the first row (the gate depends on i only).
+    const int64_t R = 12, C = 64;
+    auto out = buf(0, dtypes::float32, R * C), out2 = buf(1, dtypes::float32, R * C),
+         x = buf(2, dtypes::float32, R * C), out3 = buf(3, dtypes::float32, R * C);
+    auto i = rng(R, 0), j = rng(C, 1), k = rng(4, 2, AxisType::Reduce);
+    auto col = j + k - 1;
+    auto gate =
+        col->alu(Ops::CMPLT, {idx_const(0)})->logical_not()->alu(Ops::AND, {col->lt(idx_const(C))});
+    auto zero = UOp::const_(dtypes::float32, 0.0);
+    auto padded = UOp::make(Ops::LOAD, dtypes::float32,
+                            {UOp::make(Ops::INDEX, x->dtype, {x, i * C + col, gate}), zero});
+    auto i2 = rng(R, 3), j2 = rng(C, 4);
+    auto rgate = idx_const(0)->lt(i2);
+    auto rowpad = UOp::make(Ops::LOAD, dtypes::float32,
+                            {UOp::make(Ops::INDEX, x->dtype, {x, (i2 - 1) * C + j2, rgate}),
+                             UOp::const_(dtypes::float32, -1.0)});
+    // cut[i, j]: x where j < C - 2, else 7: a gate that changes inside a run of addresses.
+    auto i3 = rng(R, 5), j3 = rng(C, 6);
+    auto cut =
+        UOp::make(Ops::LOAD, dtypes::float32,
+                  {UOp::make(Ops::INDEX, x->dtype, {x, i3 * C + j3, j3->lt(idx_const(C - 2))}),
+                   UOp::const_(dtypes::float32, 7.0)});
+    auto ast = UOp::sink({st(out, i * C + j, reduce(Ops::ADD, padded, {k})),
+                          st(out2, i2 * C + j2, rowpad), st(out3, i3 * C + j3, cut)});
+    auto xv = pattern(R * C, 9, 4);
+    auto ks = run_all(
+        ast, {upcast(1, 4), unroll(0, 4), upcast(3, 8), upcast(5, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::zeros<float>(R * C),
+                                      HostBuf::of(xv), HostBuf::zeros<float>(R * C)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          auto o2 = bufs[1].as<float>();
+          auto o3 = bufs[3].as<float>();
+          for (int64_t y = 0; y < R; ++y)
+            for (int64_t z = 0; z < C; ++z) {
+              float ref = 0;
+              for (int64_t t = 0; t < 4; ++t)
+                if (z + t - 1 >= 0 && z + t - 1 < C) ref += xv[y * C + z + t - 1];
+              REQUIRE(o[y * C + z] == ref);
+              REQUIRE(o2[y * C + z] == (y == 0 ? -1.0f : xv[(y - 1) * C + z]));
+              REQUIRE(o3[y * C + z] == (z < C - 2 ? xv[y * C + z] : 7.0f));
+            }
+        });
+    // The row-padded load keeps one gate for all 8 lanes: a gated vector load.
+    size_t gated_vector_loads = 0;
+    for (const auto& u : ks[2].uops)
+      if (u->op == Ops::LOAD && u->dtype.count > 1 && u->src[0]->src.size() > 2)
+        ++gated_vector_loads;
+    CHECK(gated_vector_loads >= 1);
+  }
+
+  TEST_CASE("sizes not divisible by 4: the heuristic leaves the kernel alone") {
+    const int64_t R = 37, C = 53;
+    auto out = buf(0, dtypes::float32, R * C), sums = buf(1, dtypes::float32, R),
+         a = buf(2, dtypes::float32, R * C);
+    auto i = rng(R, 0), j = rng(C, 1), i2 = rng(R, 2), k = rng(C, 3, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i * C + j, ld(a, i * C + j) + ld(a, i * C + j)),
+                          st(sums, i2, reduce(Ops::ADD, ld(a, i2 * C + k), {k}))});
+    CHECK(hand_coded_optimizations(simplify_kernel(ast), cpu_caps()).empty());
+    auto av = pattern(R * C, 13, 6);
+    auto ks = run_all(
+        ast, {},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::zeros<float>(R),
+                                      HostBuf::of(av)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          auto s = bufs[1].as<float>();
+          for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] + av[t]);
+          for (int64_t y = 0; y < R; ++y) {
+            float ref = 0;
+            for (int64_t t = 0; t < C; ++t) ref += av[y * C + t];
+            REQUIRE(s[y] == ref);
+          }
+        });
+    CHECK(ks[0].name == "r2_37_53_37_53");
+    CHECK_FALSE(has_vectors(ks[0]));
+  }
+
+  TEST_CASE("a symbolic loop end: the heuristic skips it, other axes still upcast") {
+    const int64_t R = 8, cap = 40;
+    auto out = buf(0, dtypes::int32, R), x = buf(1, dtypes::int32, R * cap);
+    auto n = UOp::variable("n", 1, cap);
+    auto i = rng(R, 0), j = UOp::range(n, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * cap + j), {j}))});
+    // No unroll of the symbolic reduce; the contiguous output axis is upcast.
+    CHECK(hand_coded_optimizations(simplify_kernel(ast), cpu_caps()) ==
+          std::vector<Opt>{upcast(0, 4)});
+    std::vector<int32_t> xv(R * cap);
+    for (int64_t t = 0; t < R * cap; ++t) xv[t] = static_cast<int32_t>(t * 5 % 23) - 11;
+    auto ks = run_all(
+        ast, {upcast(0, 4)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<int32_t>(R), HostBuf::of(xv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<int32_t>();
+          for (int64_t y = 0; y < R; ++y) {
+            int32_t ref = 0;
+            for (int64_t t = 0; t < 23; ++t) ref += xv[y * cap + t];
+            REQUIRE(o[y] == ref);
+          }
+        },
+        {23});
+    CHECK(ks[2].name == "r_2_4_n");
+    CHECK_THROWS_WITH_AS(lower_kernel_with_opts(ast, cpu_caps(), {unroll(0, 4)}),
+                         doctest::Contains("not a constant"), Error);
+  }
+
+  TEST_CASE("an Opt that does not apply raises tg::Error naming it") {
+    auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 6);
+    auto i = rng(64, 0), k = rng(6, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 6 + k), {k}))});
+    auto lower = [&](Opt o) { return lower_kernel_with_opts(ast, cpu_caps(), {o}); };
+    CHECK_THROWS_WITH_AS(lower(upcast(0, 3)), doctest::Contains("Opt(UPCAST, 0, 3)"), Error);
+    CHECK_THROWS_WITH_AS(lower(upcast(0, 3)), doctest::Contains("not divisible by 3"), Error);
+    CHECK_THROWS_WITH_AS(lower(upcast(1, 2)), doctest::Contains("no axis 1"), Error);
+    CHECK_THROWS_WITH_AS(lower(unroll(0, 4)), doctest::Contains("Opt(UNROLL, 0, 4)"), Error);
+    CHECK_THROWS_WITH_AS(lower(unroll(1, 2)), doctest::Contains("1 reduce axes"), Error);
+    CHECK_THROWS_WITH_AS(lower(upcast(0, 1)), doctest::Contains("at least 2"), Error);
+    CHECK_THROWS_WITH_AS(lower({OptOp::LOCAL, 0, 4}), doctest::Contains("Opt(LOCAL, 0, 4)"), Error);
+    // Two in a row: the second counts axes after the first (axis 0 is now 16 long).
+    CHECK_NOTHROW(lower_kernel_with_opts(ast, cpu_caps(), {upcast(0, 4), upcast(0, 4)}));
+    CHECK_THROWS_AS(lower_kernel_with_opts(ast, cpu_caps(), {upcast(0, 4), upcast(0, 32)}), Error);
+  }
+
+  TEST_CASE("apply_opt: shift_to splits a range into outer * amount + inner") {
+    auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 8);
+    auto i = rng(64, 0), k = rng(8, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))});
+    auto opt = apply_opt(ast, upcast(0, 4));
+    std::vector<const UOp*> ranges;
+    for (const UOp* u : opt->toposort())
+      if (u->op == Ops::RANGE) ranges.push_back(u);
+    REQUIRE(ranges.size() == 3);
+    size_t upcasts = 0;
+    for (const UOp* r : ranges) {
+      const auto& a = std::get<RangeArg>(r->arg);
+      if (a.type == AxisType::Upcast) {
+        ++upcasts;
+        CHECK(r->src[0]->ivmin() == 4);
+        CHECK(a.id == 2); // a new id after the existing ones
+      }
+      if (a.id == 0) CHECK(r->src[0]->ivmin() == 16);
+    }
+    CHECK(upcasts == 1);
+    CHECK(kernel_name(opt) == "r_16_4_8");
+    // UNROLL of the whole reduce axis: the REDUCE now lists only the Unroll range.
+    auto un = apply_opt(ast, unroll(0, 0));
+    CHECK(kernel_name(un) == "r_64_8");
+    for (const UOp* u : un->toposort())
+      if (u->op == Ops::REDUCE) {
+        REQUIRE(u->src.size() == 2);
+        CHECK(std::get<RangeArg>(u->src[1]->arg).type == AxisType::Unroll);
+      }
+  }
+
+  TEST_CASE("vector ALU through both renderers: WHERE, comparisons, casts, int and float MAX") {
+    const int64_t N = 64;
+    auto outf = buf(0, dtypes::float32, N), outi = buf(1, dtypes::int32, N),
+         outb = buf(2, dtypes::bool_, N), a = buf(3, dtypes::float32, N),
+         b = buf(4, dtypes::int32, N);
+    auto i = rng(N, 0), j = rng(N, 1), l = rng(N, 2);
+    auto av = ld(a, i), bv = ld(b, i);
+    auto fb = bv->cast(dtypes::float32);
+    auto cond = av->lt(fb);
+    auto vf = cond->where(av->maximum(UOp::const_(dtypes::float32, -0.5)), fb * fb);
+    auto vb = ld(a, j)
+                  ->ne(UOp::const_(dtypes::float32, 1.0))
+                  ->alu(Ops::AND, {ld(b, j)->lt(UOp::const_(dtypes::int32, 3))});
+    auto ast = UOp::sink(
+        {st(outf, i, vf),
+         st(outi, l,
+            ld(b, l)->maximum(UOp::const_(dtypes::int32, 2)) + ld(a, l)->cast(dtypes::int32)),
+         st(outb, j, vb)});
+    std::vector<float> af(N);
+    std::vector<int32_t> bi(N);
+    for (int64_t t = 0; t < N; ++t) {
+      af[t] = static_cast<float>((t * 5) % 9) - 4.5f;
+      bi[t] = static_cast<int32_t>((t * 3) % 7) - 3;
+    }
+    run_all(
+        ast, {upcast(0, 8), upcast(1, 4), upcast(2, 16)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(N), HostBuf::zeros<int32_t>(N),
+                                      HostBuf::zeros<uint8_t>(N), HostBuf::of(af), HostBuf::of(bi)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto of = bufs[0].as<float>();
+          auto oi = bufs[1].as<int32_t>();
+          auto ob = bufs[2].as<uint8_t>();
+          for (int64_t t = 0; t < N; ++t) {
+            const float fbt = static_cast<float>(bi[t]);
+            const float rf = af[t] < fbt ? std::max(af[t], -0.5f) : fbt * fbt;
+            REQUIRE(of[t] == rf);
+            REQUIRE(oi[t] == std::max(bi[t], 2) + static_cast<int32_t>(af[t]));
+            REQUIRE(ob[t] == ((af[t] != 1.0f && bi[t] < 3) ? 1 : 0));
+          }
+        });
+  }
+}
