@@ -8,7 +8,7 @@
 // c (so the access is aligned to its length), becomes one access of c elements, c a power of
 // two up to 16 (1 when the renderer has no vectors). The lanes are put back together with
 // VECTORIZE/GEP, which fold away where they meet. With RendererCaps::supports_float4 false
-// every vector ALU op also becomes one scalar op per lane.
+// every vector ALU op also becomes one scalar op per lane, as do ops on bfloat16 vectors.
 #include <algorithm>
 #include <map>
 
@@ -149,13 +149,18 @@ UOpPtr chunk_index(const UOpPtr& index, const Chunk& ch) {
   return UOp::make(Ops::INDEX, index->dtype, std::move(src));
 }
 
+// The widest access for elements of `d`: bfloat16 vectors are not rendered, so one at a time.
+int64_t width_for(const DevecCtx& ctx, DType d) {
+  return d.scalar_type == ScalarType::BFloat16 ? 1 : ctx.max_width;
+}
+
 bool always_false(const UOpPtr& g) { return g && g->is_const() && !as_bool(g->const_value()); }
 
 UOpPtr split_load(const DevecCtx& ctx, const UOpPtr& ld) {
   const size_t w = ld->dtype.count;
   const UOpPtr& index = ld->src[0];
   if (index->op != Ops::INDEX) return nullptr;
-  const auto chunks = plan(index, w, ctx.max_width);
+  const auto chunks = plan(index, w, width_for(ctx, ld->dtype));
   std::vector<std::pair<UOpPtr, int64_t>> lane_src(w); // (chunk value, lane in it)
   UOpPtr single;
   for (const Chunk& ch : chunks) {
@@ -192,7 +197,7 @@ std::vector<UOpPtr> split_store(const DevecCtx& ctx, const UOpPtr& st) {
   const UOpPtr& index = st->src[0];
   if (val->dtype.count == 1 || index->op != Ops::INDEX) return {st};
   std::vector<UOpPtr> out;
-  for (const Chunk& ch : plan(index, val->dtype.count, ctx.max_width)) {
+  for (const Chunk& ch : plan(index, val->dtype.count, width_for(ctx, val->dtype))) {
     if (always_false(ch.gate)) continue;
     out.push_back(UOp::make(Ops::STORE, dtypes::void_,
                             {chunk_index(index, ch), gep_n(val, ch.lanes)}, st->arg));
@@ -256,7 +261,11 @@ const PatternMatcher& pm_devectorize() {
       {UPat(GroupOp::ALU | OpSet{Ops::CAST, Ops::BITCAST}, {}, std::nullopt, "x"),
        [](const Captures& c) -> UOpPtr {
          const UOpPtr& x = c["x"];
-         if (!c.ctx<DevecCtx>().split_alu || x->dtype.count == 1) return nullptr;
+         if (x->dtype.count == 1) return nullptr;
+         // No renderer computes on bfloat16 vectors (they are integer bits): one lane at a time.
+         auto bf16 = [](const UOpPtr& u) { return u->dtype.scalar_type == ScalarType::BFloat16; };
+         const bool narrow = bf16(x) || std::any_of(x->src.begin(), x->src.end(), bf16);
+         if (!c.ctx<DevecCtx>().split_alu && !narrow) return nullptr;
          std::vector<UOpPtr> lanes;
          for (int64_t i = 0; i < x->dtype.count; ++i) {
            std::vector<UOpPtr> src;

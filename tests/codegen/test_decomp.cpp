@@ -10,6 +10,7 @@
 #include <random>
 
 #include "codegen_test_util.hpp"
+#include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
 #include "tg/ir/float_formats.hpp"
 
@@ -31,7 +32,9 @@ RendererCaps no_transcendentals() {
 template <class T>
 LoweredKernel run_with(const UOpPtr& ast, const RendererCaps& caps, const std::string& renderer,
                        std::vector<HostBuf>& bufs) {
-  LoweredKernel k = lower_kernel(ast, caps);
+  // No Opts: these tests look at the decompositions on scalar code (after an upcast, a value
+  // divided by a constant is a vector IDIV, which stays for the compiler to strength-reduce).
+  LoweredKernel k = lower_kernel_with_opts(ast, caps, {});
   cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, {}, k.global);
   return k;
 }
