@@ -65,6 +65,11 @@ int main(int argc, char** argv) {
     });
   });
   const double add_bytes = 12.0 * static_cast<double>(n);
+  std::vector<float> tc = c.to_vector<float>();
+  int64_t add_wrong = 0;
+  for (int64_t i = 0; i < n; ++i) add_wrong += tc[i] != hc[i];
+  if (add_wrong)
+    std::printf("add: %lld results differ from the C loop\n", static_cast<long long>(add_wrong));
   std::printf(
       "add   %lld float32: tg %8.2f ms %7.2f GB/s | C loop %8.2f ms %7.2f GB/s | ratio %.2f\n",
       static_cast<long long>(n), t_add * 1e3, add_bytes / t_add * 1e-9, t_add_c * 1e3,

@@ -138,8 +138,9 @@ TEST_SUITE("codegen.opt") {
           for (int64_t x = 0; x < R; ++x)
             for (int64_t y = 0; y < C; ++y) REQUIRE(o[x * C + y] == av[x * C + y] + bv[y] - cv[x]);
         });
-    // j by 4 (c broadcasts over it, and j has the smaller strides); then the output is small.
-    if (!noopt()) CHECK(ks[0].name == "E_64_8_4");
+    // j (c broadcasts over it, and j has the smaller strides), contiguous in the output: by 16
+    // on a CPU; then the output is small.
+    if (!noopt()) CHECK(ks[0].name == "E_64_2_16");
     CHECK(ks[2].name == "E_32_4_8_2");
   }
 
@@ -225,10 +226,16 @@ TEST_SUITE("codegen.opt") {
     auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
     CHECK(ks[2].name == "r_16_12_4_4_8_4");
     if (!noopt()) {
-      // j (a broadcasts over it) by 3, then i (b broadcasts over it) by 4, then k by 4.
-      CHECK(ks[0].name == "r_16_16_3_4_8_4");
+      // j (a broadcasts over it, contiguous in the output) by 16 on a CPU; the output left
+      // (64 x 3) is small, so i stays; then k by 4.
+      CHECK(ks[0].name == "r_64_3_16_8_4");
       const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
-      CHECK(opts == std::vector<Opt>{upcast(1, 3), upcast(0, 4), unroll(0, 4)});
+      CHECK(opts == std::vector<Opt>{upcast(1, 16), unroll(0, 4)});
+      // With work groups (a GPU) the first upcast stays tinygrad's 3 or 4.
+      RendererCaps gpu = cpu_caps();
+      gpu.has_local = true;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), gpu) ==
+            std::vector<Opt>{upcast(1, 3), upcast(0, 4), unroll(0, 4)});
     }
     // Other shapes of the same kernel.
     run_all(ast, {unroll(0, 8), upcast(1, 2)}, make, check);
