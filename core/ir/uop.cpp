@@ -117,20 +117,34 @@ struct UOpTable {
 
   // Frees `u` and, through a worklist, every source whose last reference it held.
   static void destroy(const UOp* u) {
-    thread_local std::vector<const UOp*> pending;
-    thread_local bool draining = false;
-    pending.push_back(u);
-    if (draining) return; // an outer call on this thread is draining the worklist
-    draining = true;
-    while (!pending.empty()) {
-      const UOp* n = pending.back();
-      pending.pop_back();
+    struct Worklist {
+      std::vector<const UOp*> pending;
+      bool draining = false;
+      ~Worklist() { g_worklist_gone = true; }
+    };
+    thread_local Worklist wl;
+    if (g_worklist_gone) { // thread or process exit (a static holding nodes): free recursively
+      unlink(u);
+      delete u;
+      return;
+    }
+    wl.pending.push_back(u);
+    if (wl.draining) return; // an outer call on this thread is draining the worklist
+    wl.draining = true;
+    while (!wl.pending.empty()) {
+      const UOp* n = wl.pending.back();
+      wl.pending.pop_back();
       unlink(n);
       delete n; // releasing its sources may push them onto `pending`
     }
-    draining = false;
+    wl.draining = false;
   }
+  // Set when this thread's worklist has been destroyed; trivially destructible, so it stays
+  // readable until the thread ends.
+  static thread_local bool g_worklist_gone;
 };
+
+thread_local bool UOpTable::g_worklist_gone = false;
 
 UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, size_t hash)
     : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash_(hash),
