@@ -24,18 +24,6 @@ namespace {
 using Axes = std::vector<const UOp*>; // Upcast/Unroll RANGEs, sorted by id
 using SubstMap = std::unordered_map<const UOp*, UOpPtr>;
 
-const PatternMatcher& pm_subst() {
-  static const PatternMatcher pm({
-      {UPat(Ops::RANGE, {}, std::nullopt, "r"),
-       [](const Captures& c) -> UOpPtr {
-         const auto& m = c.ctx<SubstMap>();
-         auto it = m.find(c["r"].get());
-         return it == m.end() ? nullptr : it->second;
-       }},
-  });
-  return pm;
-}
-
 int64_t rid(const UOp* r) { return std::get<RangeArg>(r->arg).id; }
 int64_t size_of(const UOp* r) { return r->src[0]->ivmin(); }
 
@@ -146,7 +134,7 @@ private:
       SubstMap m;
       const auto d = digits(a, l);
       for (size_t i = 0; i < a.size(); ++i) m[a[i]] = UOp::const_(a[i]->dtype, d[i]);
-      out.push_back(simplify(graph_rewrite(u, pm_subst(), m)));
+      out.push_back(simplify(substitute(u, m)));
     }
     return lanes_.emplace(u.get(), std::move(out)).first->second;
   }

@@ -17,18 +17,6 @@ namespace {
 
 using SpecialMap = std::unordered_map<const UOp*, UOpPtr>;
 
-const PatternMatcher& pm_gpudims() {
-  static const PatternMatcher pm({
-      {UPat(Ops::RANGE, {}, std::nullopt, "r"),
-       [](const Captures& c) -> UOpPtr {
-         const auto& m = c.ctx<SpecialMap>();
-         auto it = m.find(c["r"].get());
-         return it == m.end() ? nullptr : it->second;
-       }},
-  });
-  return pm;
-}
-
 } // namespace
 
 UOpPtr add_gpudims(const UOpPtr& ast, const RendererCaps& caps, std::array<int64_t, 3>& global) {
@@ -52,7 +40,7 @@ UOpPtr add_gpudims(const UOpPtr& ast, const RendererCaps& caps, std::array<int64
     global[dim++] = end->ivmin();
   }
   if (specials.empty()) return ast;
-  return graph_rewrite(ast, pm_gpudims(), specials);
+  return substitute(ast, specials);
 }
 
 } // namespace tg

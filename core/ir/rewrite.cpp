@@ -193,4 +193,26 @@ UOpPtr graph_rewrite_raw(const UOpPtr& sink, const PatternMatcher& pm, void* ctx
   return Rewriter(pm, ctx, ctx_type, opts).run(sink);
 }
 
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {
+  if (map.empty()) return root;
+  std::unordered_map<const UOp*, UOpPtr> done;
+  for (const UOp* u : root->toposort()) {
+    if (auto it = map.find(u); it != map.end()) {
+      done.emplace(u, it->second);
+      continue;
+    }
+    std::vector<UOpPtr> src;
+    src.reserve(u->src.size());
+    bool changed = false;
+    for (const UOpPtr& s : u->src) {
+      auto d = done.find(s.get());
+      src.push_back(d == done.end() ? s : d->second);
+      changed |= src.back() != s;
+    }
+    if (changed) done.emplace(u, u->replace_src(std::move(src)));
+  }
+  auto it = done.find(root.get());
+  return it == done.end() ? root : it->second;
+}
+
 } // namespace tg

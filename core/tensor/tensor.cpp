@@ -7,6 +7,7 @@
 #include "tensor/tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/float_formats.hpp"
+#include "tg/ir/rewrite.hpp"
 #include "tg/schedule.hpp"
 
 namespace tg {
@@ -150,8 +151,12 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what) {
 
 void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,
                    const std::vector<std::shared_ptr<Buffer>>& buffers) {
+  std::unordered_map<const UOp*, UOpPtr> replace;
   std::unordered_map<const UOp*, size_t> which;
-  for (size_t i = 0; i < roots.size(); ++i) which.emplace(roots[i].get(), i);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    replace.emplace(roots[i].get(), results[i]);
+    which.emplace(roots[i].get(), i);
+  }
   std::vector<std::shared_ptr<TensorState>> live;
   {
     std::lock_guard lock(g_live_mu);
@@ -165,34 +170,12 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
       continue;
     }
     if (is_buffer_view(s->uop)) continue;
-    bool touches = false;
-    for (const UOp* u : s->uop->toposort())
-      if (which.count(u)) {
-        touches = true;
-        break;
-      }
-    if (!touches) continue;
-    // Rebuild the graph with every realized node replaced by its result.
-    std::unordered_map<const UOp*, UOpPtr> done;
-    for (const UOp* u : s->uop->toposort()) {
-      if (auto it = which.find(u); it != which.end()) {
-        done.emplace(u, results[it->second]);
-        continue;
-      }
-      std::vector<UOpPtr> src;
-      bool changed = false;
-      for (const UOpPtr& x : u->src) {
-        auto d = done.find(x.get());
-        src.push_back(d == done.end() ? x : d->second);
-        changed |= src.back() != x;
-      }
-      if (changed) done.emplace(u, u->replace_src(std::move(src)));
-    }
-    auto it = done.find(s->uop.get());
-    if (it == done.end()) continue;
+    // Rebuild the graph with every realized node in it replaced by its result.
+    UOpPtr rebuilt = substitute(s->uop, replace);
+    if (rebuilt == s->uop) continue;
     std::vector<std::shared_ptr<Buffer>> all = s->buffers;
     merge_buffers(all, buffers);
-    s->uop = it->second;
+    s->uop = rebuilt;
     s->buffers = reachable(s->uop, all);
   }
 }

@@ -91,6 +91,12 @@ void require_int(const Tensor& t, const char* op) {
     throw Error(std::string(op) + ": needs integer or bool tensors, got " + t.dtype().name());
 }
 
+Tensor bitwise(Ops op, const Tensor& a, const Tensor& b, const char* name) {
+  require_int(a, name);
+  require_int(b, name);
+  return binary(op, a, b, name);
+}
+
 } // namespace
 
 Tensor Tensor::scalar_like(Scalar s) const {
@@ -266,19 +272,13 @@ Tensor Tensor::minimum(const Tensor& o) const {
   return p[0].lt(p[1]).where(p[0], p[1]);
 }
 Tensor Tensor::bitwise_and(const Tensor& o) const {
-  require_int(*this, "bitwise_and");
-  require_int(o, "bitwise_and");
-  return binary(Ops::AND, *this, o, "bitwise_and");
+  return bitwise(Ops::AND, *this, o, "bitwise_and");
 }
 Tensor Tensor::bitwise_or(const Tensor& o) const {
-  require_int(*this, "bitwise_or");
-  require_int(o, "bitwise_or");
-  return binary(Ops::OR, *this, o, "bitwise_or");
+  return bitwise(Ops::OR, *this, o, "bitwise_or");
 }
 Tensor Tensor::bitwise_xor(const Tensor& o) const {
-  require_int(*this, "bitwise_xor");
-  require_int(o, "bitwise_xor");
-  return binary(Ops::XOR, *this, o, "bitwise_xor");
+  return bitwise(Ops::XOR, *this, o, "bitwise_xor");
 }
 Tensor Tensor::lshift(const Tensor& o) const {
   require_int(*this, "lshift");

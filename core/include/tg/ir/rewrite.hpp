@@ -4,6 +4,7 @@
 // bounded: a rewrite that keeps producing new nodes, or cycles, raises RewriteError naming
 // the node.
 #include <typeinfo>
+#include <unordered_map>
 
 #include "tg/ir/pattern_matcher.hpp"
 
@@ -33,5 +34,9 @@ UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, Ctx& ctx,
                      RewriteOptions opts = {}) {
   return graph_rewrite_raw(sink, pm, &ctx, &typeid(Ctx), opts);
 }
+
+// `root`'s graph with every node found in `map` replaced by its value and the users above it
+// rebuilt (tinygrad's UOp.substitute). Iterative; the replacements are not visited.
+UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map);
 
 } // namespace tg
