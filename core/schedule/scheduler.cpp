@@ -33,6 +33,22 @@ UOpPtr base_buffer(const UOpPtr& u) {
   return n->op == Ops::BUFFER ? n->ptr() : nullptr;
 }
 
+std::string node_device(const UOp* u) {
+  for (;;) {
+    switch (u->op) {
+    case Ops::BUFFER:
+    case Ops::COPY:
+      return std::get<std::string>(u->src[1]->arg);
+    case Ops::CONST:
+    case Ops::IOTA:
+      return std::get<std::string>(u->src[0]->arg);
+    default:
+      if (u->src.empty()) throw Error("no device under " + u->str());
+      u = u->src[0].get();
+    }
+  }
+}
+
 namespace {
 
 using namespace sched;
@@ -144,16 +160,6 @@ UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) 
   return it == done.end() ? sink : it->second;
 }
 
-std::string device_of(const UOp* u) {
-  // The device a node's kernel runs on: that of the first buffer or device node under it.
-  for (const UOp* n : u->toposort())
-    if (n->op == Ops::DEVICE) {
-      if (u->op == Ops::COPY) return std::get<std::string>(u->src[1]->arg);
-      return std::get<std::string>(n->arg);
-    }
-  throw Error("scheduler: no device under " + u->str());
-}
-
 // True when `value` reads the buffer under `target` other than element for element through
 // `target` itself (x.assign(x.flip(0)) must not read what it already overwrote).
 bool assign_hazard(const UOpPtr& target, const UOpPtr& value) {
@@ -225,11 +231,11 @@ ScheduleTemplate build_template(const UOpPtr& sink, int64_t n_inputs) {
       memory[u] = memory.at(base_buffer(u->src[0]).get());
     } else if (roots.count(u)) {
       memory[u] = {BufRef::Kind::Output, static_cast<int64_t>(t.outputs.size())};
-      t.outputs.push_back({device_of(u), u->dtype, shape_numel(*u->shape())});
+      t.outputs.push_back({node_device(u), u->dtype, shape_numel(*u->shape())});
     } else {
       temp_of[u] = static_cast<int64_t>(unplanned.size());
       memory[u] = {BufRef::Kind::Temp, static_cast<int64_t>(unplanned.size())};
-      unplanned.push_back({device_of(u), u->dtype, shape_numel(*u->shape())});
+      unplanned.push_back({node_device(u), u->dtype, shape_numel(*u->shape())});
     }
   }
 
@@ -238,7 +244,7 @@ ScheduleTemplate build_template(const UOpPtr& sink, int64_t n_inputs) {
     if (!stored.count(u) || u->op == Ops::BUFFER) continue;
     if (shape_numel(*u->shape()) == 0) continue; // nothing to compute
     TemplateItem item;
-    item.device = device_of(u);
+    item.device = node_device(u);
     if (u->op == Ops::COPY) {
       item.kind = ScheduleItem::Kind::Copy;
       const UOpPtr& src = u->src[0];

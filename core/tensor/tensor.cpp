@@ -120,7 +120,9 @@ namespace detail {
 Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents) {
   std::vector<std::shared_ptr<Buffer>> bufs;
   for (const Tensor* p : parents) merge_buffers(bufs, p->state()->buffers);
-  return Tensor(std::move(uop), std::move(bufs));
+  // An op runs where its first source is (a COPY moves it: its destination).
+  if (parents.empty() || uop->op == Ops::COPY) return Tensor(std::move(uop), std::move(bufs));
+  return Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
 }
 Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents) {
   return make(std::move(uop), std::vector<const Tensor*>(parents));
@@ -182,11 +184,16 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
 
 } // namespace detail
 
-Tensor::Tensor(UOpPtr uop, std::vector<std::shared_ptr<Buffer>> buffers) {
+Tensor::Tensor(UOpPtr uop, std::vector<std::shared_ptr<Buffer>> buffers)
+    : Tensor(uop, std::move(buffers),
+             uop && uop->shape() ? node_device(uop.get()) : std::string()) {}
+
+Tensor::Tensor(UOpPtr uop, std::vector<std::shared_ptr<Buffer>> buffers, std::string device) {
   if (!uop) throw Error("Tensor: null graph node");
   if (!uop->shape())
     throw Error("Tensor: " + uop->str() + " is not a tensor-level node (it has no shape)");
-  state_ = std::make_shared<TensorState>(TensorState{std::move(uop), std::move(buffers)});
+  state_ = std::make_shared<TensorState>(
+      TensorState{std::move(uop), std::move(buffers), std::move(device)});
   register_state(state_);
 }
 
@@ -205,15 +212,7 @@ int64_t Tensor::size(int64_t dim) const {
   return shape()[static_cast<size_t>(detail::normalize_axis(dim, ndim(), "size"))];
 }
 DType Tensor::dtype() const { return st().uop->dtype; }
-std::string Tensor::device() const {
-  for (const UOp* u : uop()->toposort())
-    if (u->op == Ops::DEVICE) {
-      // A COPY's device is its destination, which is its last source.
-      if (uop()->op == Ops::COPY) return std::get<std::string>(uop()->src[1]->arg);
-      return std::get<std::string>(u->arg);
-    }
-  throw Error("Tensor: no device in " + uop()->str());
-}
+std::string Tensor::device() const { return st().device; }
 std::string Tensor::str() const {
   if (!state_) return "Tensor(undefined)";
   return "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype().name() +

@@ -16,6 +16,7 @@ namespace tg {
 struct TensorState {
   UOpPtr uop;
   std::vector<std::shared_ptr<Buffer>> buffers;
+  std::string device; // kept: finding it in the graph costs the graph's depth
 };
 
 namespace detail {

@@ -59,5 +59,8 @@ bool is_buffer_view(const UOpPtr& u);
 bool is_contiguous_buffer_view(const UOpPtr& u);
 // The BUFFER node under a chain of movement ops (nullptr if there is none).
 UOpPtr base_buffer(const UOpPtr& u);
+// The device spec a tensor-level node lives on: leaves (BUFFER, CONST, IOTA) name theirs, a
+// COPY its destination, every other node that of its first source.
+std::string node_device(const UOp* u);
 
 } // namespace tg

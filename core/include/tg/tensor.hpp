@@ -52,6 +52,8 @@ public:
   Tensor() = default; // an undefined tensor; every operation on it raises tg::Error
   // A tensor over an existing graph node (advanced: tests and the scheduler).
   explicit Tensor(UOpPtr uop, std::vector<std::shared_ptr<Buffer>> buffers = {});
+  // The same when the device is known (it is otherwise found by walking the graph).
+  Tensor(UOpPtr uop, std::vector<std::shared_ptr<Buffer>> buffers, std::string device);
 
   // ---- creation --------------------------------------------------------------------------
   static Tensor empty(const Shape& shape, DType dtype = dtypes::float32,
