@@ -1,7 +1,9 @@
 // End-to-end Tensor benchmarks on the default device, each next to an anchor measured in the
 // same run on the same machine:
-//   add   c = a + b over 16M float32: GB/s (12 bytes per element), vs a plain C loop
-//   sum   s = a.sum() over 16M float32: GB/s (4 bytes per element), vs a plain C loop
+//   add   c = a + b over 16M float32: GB/s (12 bytes per element), vs a plain C loop on every
+//         thread and OpenBLAS saxpy (y += x, also 12 bytes per element)
+//   sum   s = a.sum() over 16M float32: GB/s (4 bytes per element), vs a plain C loop (which
+//         cannot vectorize a float sum without reassociating it) and OpenBLAS sasum
 //   gemm  1024x1024 float32 matmul: GFLOP/s, vs OpenBLAS cblas_sgemm
 // Times are the best of several runs of a whole realize (scheduling from the cache, launch,
 // wait), after a warm-up that compiles the kernel.
@@ -75,6 +77,17 @@ int main(int argc, char** argv) {
       static_cast<long long>(n), t_add * 1e3, add_bytes / t_add * 1e-9, t_add_c * 1e3,
       add_bytes / t_add_c * 1e-9, t_add_c / t_add);
 
+#ifdef TG_HAVE_OPENBLAS
+  {
+    std::vector<float> hy = hb;
+    const double t_axpy = best_of(runs, [&] {
+      cblas_saxpy(static_cast<int>(n), 1.0f, ha.data(), 1, hy.data(), 1); // y += a: 12 B/elt
+    });
+    std::printf("      OpenBLAS saxpy %8.2f ms %7.2f GB/s | ratio tg/saxpy %.2f\n", t_axpy * 1e3,
+                add_bytes / t_axpy * 1e-9, t_axpy / t_add);
+  }
+#endif
+
   // ---- sum -------------------------------------------------------------------------------
   Tensor s;
   const double t_sum = best_of(runs, [&] { s = a.sum().realize(); });
@@ -98,6 +111,16 @@ int main(int argc, char** argv) {
               " (tg %.6g, C %.6g)\n",
               static_cast<long long>(n), t_sum * 1e3, sum_bytes / t_sum * 1e-9, t_sum_c * 1e3,
               sum_bytes / t_sum_c * 1e-9, t_sum_c / t_sum, s.item<float>(), host_sum);
+
+#ifdef TG_HAVE_OPENBLAS
+  {
+    float blas_sum = 0; // rand() is in [0, 1): the sum of absolute values is the sum
+    const double t_asum =
+        best_of(runs, [&] { blas_sum = cblas_sasum(static_cast<int>(n), ha.data(), 1); });
+    std::printf("      OpenBLAS sasum %8.2f ms %7.2f GB/s | ratio tg/sasum %.2f (sasum %.6g)\n",
+                t_asum * 1e3, sum_bytes / t_asum * 1e-9, t_asum / t_sum, blas_sum);
+  }
+#endif
 
   // ---- matmul ----------------------------------------------------------------------------
   Tensor x = Tensor::rand({mm, mm}).contiguous().realize();
