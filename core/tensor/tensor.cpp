@@ -219,27 +219,31 @@ std::string Tensor::str() const {
          ", device=" + device() + ")";
 }
 
-std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensors) {
+namespace {
+// The graphs a realize of `tensors` must compute (views of buffers need nothing), and the
+// buffers they read.
+std::pair<std::vector<UOpPtr>, std::vector<std::shared_ptr<Buffer>>>
+roots_of(const std::vector<Tensor>& tensors) {
   std::vector<UOpPtr> roots;
   std::vector<std::shared_ptr<Buffer>> bufs;
   for (const Tensor& t : tensors) {
     if (is_buffer_view(t.uop())) continue;
     if (std::find(roots.begin(), roots.end(), t.uop()) == roots.end()) roots.push_back(t.uop());
-    merge_buffers(bufs, t.st().buffers);
+    merge_buffers(bufs, t.state()->buffers);
   }
+  return {roots, bufs};
+}
+} // namespace
+
+std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensors) {
+  auto [roots, bufs] = roots_of(tensors);
   if (roots.empty()) return {};
   return create_schedule(roots, bufs).items;
 }
 std::vector<ScheduleItem> Tensor::schedule() const { return schedule_all({*this}); }
 
 void Tensor::realize_all(std::vector<Tensor> tensors) {
-  std::vector<UOpPtr> roots;
-  std::vector<std::shared_ptr<Buffer>> bufs;
-  for (const Tensor& t : tensors) {
-    if (is_buffer_view(t.uop())) continue;
-    if (std::find(roots.begin(), roots.end(), t.uop()) == roots.end()) roots.push_back(t.uop());
-    merge_buffers(bufs, t.st().buffers);
-  }
+  auto [roots, bufs] = roots_of(tensors);
   if (roots.empty()) return;
   Schedule s = create_schedule(roots, bufs);
   run_schedule(s.items);
