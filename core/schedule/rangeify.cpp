@@ -112,8 +112,7 @@ public:
   // index, and validity. Used for ASSIGN targets.
   std::pair<UOpPtr, UOpPtr> address(const UOpPtr& u, const Index& idx) {
     if (u->op == Ops::BUFFER || u->op == Ops::ASSIGN || (u.get() != root_ && is_stored_(u.get())))
-      return {param(stored_node(u).get(), u->dtype, shape_numel(*u->shape())),
-              flat_index(idx, *u->shape())};
+      return {param(u.get(), u->dtype, shape_numel(*u->shape())), flat_index(idx, *u->shape())};
     switch (u->op) {
     case Ops::RESHAPE:
     case Ops::PERMUTE:
@@ -136,8 +135,6 @@ private:
       return std::tie(node, idx, valid) < std::tie(o.node, o.idx, o.valid);
     }
   };
-
-  static UOpPtr stored_node(const UOpPtr& u) { return u; }
 
   // The source index of a movement op that maps indices one to one (no PAD or EXPAND).
   Index movement_index(const UOp& u, const Index& idx) {

@@ -180,7 +180,7 @@ bool assign_hazard(const UOpPtr& target, const UOpPtr& value) {
   return false;
 }
 
-ScheduleTemplate build_template(const UOpPtr& sink, int64_t n_inputs) {
+ScheduleTemplate build_template(const UOpPtr& sink) {
   const std::vector<const UOp*>& topo = sink->toposort();
   std::unordered_map<const UOp*, std::vector<const UOp*>> users;
   for (const UOp* u : topo)
@@ -305,7 +305,6 @@ ScheduleTemplate build_template(const UOpPtr& sink, int64_t n_inputs) {
     else
       t.roots.push_back({memory.at(r.get()), nullptr});
   }
-  (void)n_inputs;
   return t;
 }
 
@@ -360,8 +359,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots,
     }
   }
   if (!tmpl) {
-    tmpl = std::make_shared<ScheduleTemplate>(
-        build_template(normalized, static_cast<int64_t>(order.size())));
+    tmpl = std::make_shared<ScheduleTemplate>(build_template(normalized));
     std::lock_guard lock(g_cache_mu);
     g_cache.emplace(normalized.get(), CacheEntry{normalized, tmpl});
   }
