@@ -104,7 +104,9 @@ public:
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     UOpPtr r = compute(u, idx, valid);
     memo_.emplace(std::move(key), r);
-    keep_.push_back(r);
+    // The key holds raw pointers: keep its nodes alive so no other node takes their address.
+    keep_.insert(keep_.end(), idx.begin(), idx.end());
+    if (valid) keep_.push_back(valid);
     return r;
   }
 
@@ -261,7 +263,7 @@ private:
   const UOp* root_;
   int64_t next_range_ = 0;
   std::map<Key, UOpPtr> memo_;
-  std::vector<UOpPtr> keep_; // keeps the memo's key nodes alive
+  std::vector<UOpPtr> keep_; // the memo keys' index and validity nodes
 };
 
 } // namespace
