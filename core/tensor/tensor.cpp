@@ -277,7 +277,8 @@ template <class T> std::vector<T> Tensor::to_vector() const {
   std::vector<T> out(static_cast<size_t>(numel()));
   if constexpr (!std::is_same_v<T, bool>) {
     if (d == dtype_of<T>()) {
-      std::memcpy(out.data(), bytes.data(), bytes.size());
+      if (!bytes.empty()) // an empty vector's data() may be null, which memcpy must not get
+        std::memcpy(out.data(), bytes.data(), bytes.size());
       return out;
     }
   }
