@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "tensor/ref.hpp"
 #include "tg/error.hpp"
@@ -17,9 +18,53 @@ std::pair<double, double> moments(const std::vector<double>& v) {
   for (double x : v) s += (x - m) * (x - m);
   return {m, s / static_cast<double>(v.size())};
 }
+
+// threefry2x32-20 on the host (Salmon et al. 2011), an independent reference.
+std::pair<uint32_t, uint32_t> threefry2x32(uint32_t k0, uint32_t k1, uint32_t x0, uint32_t x1) {
+  static constexpr int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
+  x0 += ks[0];
+  x1 += ks[1];
+  for (uint32_t i = 0; i < 5; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const int r = rot[(i % 2) * 4 + static_cast<uint32_t>(j)];
+      x0 += x1;
+      x1 = (x1 << r) | (x1 >> (32 - r));
+      x1 ^= x0;
+    }
+    x0 += ks[(i + 1) % 3];
+    x1 += ks[(i + 2) % 3] + i + 1;
+  }
+  return {x0, x1};
+}
 } // namespace
 
 TEST_SUITE("tensor.random") {
+  TEST_CASE(
+      "rand is threefry2x32-20: known answers, a host reference, the same on every renderer") {
+    // Random123's known-answer vectors (counter, key -> output).
+    CHECK(threefry2x32(0, 0, 0, 0) == std::pair<uint32_t, uint32_t>{0x6b200159u, 0x99ba4efeu});
+    CHECK(threefry2x32(0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu) ==
+          std::pair<uint32_t, uint32_t>{0x1cb996fcu, 0xbb002be7u});
+    CHECK(threefry2x32(0x13198a2eu, 0x03707344u, 0x243f6a88u, 0x85a308d3u) ==
+          std::pair<uint32_t, uint32_t>{0xc4923a9cu, 0x483df7a0u});
+    // Tensor::rand: key (seed folded to 32 bits, call number), counter (index, 0x6a09e667),
+    // 23 bits of the first word under exponent 0, minus one.
+    const uint64_t seed = 0x123456789ull;
+    Tensor::manual_seed(seed);
+    std::vector<float> got = Tensor::rand({1000}, dtypes::float32, "CPU").to_vector<float>();
+    for (uint32_t i = 0; i < 1000; ++i) {
+      const uint32_t bits =
+          threefry2x32(static_cast<uint32_t>(seed ^ (seed >> 32)), 0, i, 0x6a09e667u).first;
+      float one;
+      const uint32_t pattern = (bits >> 9) | 0x3F800000u;
+      std::memcpy(&one, &pattern, sizeof one);
+      REQUIRE(got[i] == one - 1.0f);
+    }
+    Tensor::manual_seed(seed);
+    CHECK(Tensor::rand({1000}, dtypes::float32, "CPU:C").to_vector<float>() == got);
+  }
+
   TEST_CASE("rand: reproducible, in [0, 1), uniform moments, seeds differ") {
     Tensor::manual_seed(42);
     std::vector<double> a = Tensor::rand({100000}).to_vector<double>();
