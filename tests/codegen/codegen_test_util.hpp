@@ -1,8 +1,12 @@
 #pragma once
 // Building kernel ASTs by hand (the scheduler's output) and running them, lowered, on the CPU
 // device through a renderer.
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "cpu/cpu_test_util.hpp"
 #include "tg/codegen.hpp"
@@ -56,6 +60,42 @@ inline LoweredKernel run_ast_opts(const UOpPtr& ast, const std::string& renderer
   cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, std::move(vars),
                         k.global);
   return k;
+}
+
+// Row maxima of an R x C float32 and an int32 matrix, each a REDUCE of its own (outputs in
+// slots 0 and 2). The inputs are all negative and the float matrix's first row is -inf, so a
+// wrong accumulator identity (0) shows.
+struct MaxReduceCase {
+  int64_t rows, cols;
+  UOpPtr ast;
+  std::vector<float> fv;
+  std::vector<int32_t> iv;
+
+  std::vector<HostBuf> buffers() const {
+    return {HostBuf::zeros<float>(rows), HostBuf::of(fv), HostBuf::zeros<int32_t>(rows),
+            HostBuf::of(iv)};
+  }
+  void check(const std::vector<HostBuf>& bufs) const {
+    auto of = bufs[0].as<float>();
+    auto oi = bufs[2].as<int32_t>();
+    for (int64_t y = 0; y < rows; ++y) {
+      REQUIRE(of[y] == *std::max_element(fv.begin() + y * cols, fv.begin() + (y + 1) * cols));
+      REQUIRE(oi[y] == *std::max_element(iv.begin() + y * cols, iv.begin() + (y + 1) * cols));
+    }
+  }
+};
+inline MaxReduceCase max_reduce_case(int64_t R, int64_t C) {
+  MaxReduceCase m{R, C, nullptr, std::vector<float>(R * C), std::vector<int32_t>(R * C)};
+  auto outf = buf(0, dtypes::float32, R), xf = buf(1, dtypes::float32, R * C);
+  auto outi = buf(2, dtypes::int32, R), xi = buf(3, dtypes::int32, R * C);
+  auto i = rng(R, 0), k = rng(C, 1, AxisType::Reduce), k2 = rng(C, 2, AxisType::Reduce);
+  m.ast = UOp::sink({st(outf, i, reduce(Ops::MAX, ld(xf, i * C + k), {k})),
+                     st(outi, i, reduce(Ops::MAX, ld(xi, i * C + k2), {k2}))});
+  for (int64_t t = 0; t < R * C; ++t) {
+    m.fv[t] = t < C ? -std::numeric_limits<float>::infinity() : -1000.0f + (t * 37) % 101;
+    m.iv[t] = std::numeric_limits<int32_t>::min() + static_cast<int32_t>((t * 13) % 17);
+  }
+  return m;
 }
 
 } // namespace tg::codegen_test

@@ -63,31 +63,13 @@ TEST_SUITE("codegen.lower") {
   }
 
   TEST_CASE("max reduce starts from the dtype's minimum") {
-    const int64_t R = 6, C = 9;
-    auto outf = buf(0, dtypes::float32, R), xf = buf(1, dtypes::float32, R * C);
-    auto outi = buf(2, dtypes::int32, R), xi = buf(3, dtypes::int32, R * C);
-    auto i = rng(R, 0), j = rng(C, 1, AxisType::Reduce), k2 = rng(C, 2, AxisType::Reduce);
-    auto ast = UOp::sink({st(outf, i, reduce(Ops::MAX, ld(xf, i * C + j), {j})),
-                          st(outi, i, reduce(Ops::MAX, ld(xi, i * C + k2), {k2}))});
-    // All negative, and one row of -inf: an identity of 0 would show.
-    std::vector<float> fv(R * C);
-    std::vector<int32_t> iv(R * C);
-    for (int64_t t = 0; t < R * C; ++t) {
-      fv[t] = t < C ? -std::numeric_limits<float>::infinity() : -1000.0f + (t * 37) % 101;
-      iv[t] = std::numeric_limits<int32_t>::min() + static_cast<int32_t>((t * 13) % 17);
-    }
+    const MaxReduceCase m = max_reduce_case(6, 9);
     for (const std::string& r : kRenderers) {
       CAPTURE(r);
-      std::vector<HostBuf> bufs{HostBuf::zeros<float>(R), HostBuf::of(fv),
-                                HostBuf::zeros<int32_t>(R), HostBuf::of(iv)};
-      auto k = run_ast(ast, r, bufs);
+      std::vector<HostBuf> bufs = m.buffers();
+      auto k = run_ast(m.ast, r, bufs);
       CHECK(k.name == "r2_6_9_9");
-      auto of = bufs[0].as<float>();
-      auto oi = bufs[2].as<int32_t>();
-      for (int64_t y = 0; y < R; ++y) {
-        REQUIRE(of[y] == *std::max_element(fv.begin() + y * C, fv.begin() + (y + 1) * C));
-        REQUIRE(oi[y] == *std::max_element(iv.begin() + y * C, iv.begin() + (y + 1) * C));
-      }
+      m.check(bufs);
     }
   }
 

@@ -179,32 +179,10 @@ TEST_SUITE("codegen.opt") {
   }
 
   TEST_CASE("max reduce over negative values, float and int") {
-    const int64_t R = 16, C = 24;
-    auto outf = buf(0, dtypes::float32, R), xf = buf(1, dtypes::float32, R * C);
-    auto outi = buf(2, dtypes::int32, R), xi = buf(3, dtypes::int32, R * C);
-    auto i = rng(R, 0), k = rng(C, 1, AxisType::Reduce), k2 = rng(C, 2, AxisType::Reduce);
-    auto ast = UOp::sink({st(outf, i, reduce(Ops::MAX, ld(xf, i * C + k), {k})),
-                          st(outi, i, reduce(Ops::MAX, ld(xi, i * C + k2), {k2}))});
-    std::vector<float> fv(R * C);
-    std::vector<int32_t> iv(R * C);
-    for (int64_t t = 0; t < R * C; ++t) {
-      fv[t] = t < C ? -std::numeric_limits<float>::infinity() : -1000.0f + (t * 37) % 101;
-      iv[t] = std::numeric_limits<int32_t>::min() + static_cast<int32_t>((t * 13) % 17);
-    }
+    const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(
-        ast, {upcast(0, 4), unroll(0, 4), unroll(1, 8)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(R), HostBuf::of(fv),
-                                      HostBuf::zeros<int32_t>(R), HostBuf::of(iv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto of = bufs[0].as<float>();
-          auto oi = bufs[2].as<int32_t>();
-          for (int64_t y = 0; y < R; ++y) {
-            REQUIRE(of[y] == *std::max_element(fv.begin() + y * C, fv.begin() + (y + 1) * C));
-            REQUIRE(oi[y] == *std::max_element(iv.begin() + y * C, iv.begin() + (y + 1) * C));
-          }
-        });
+        m.ast, {upcast(0, 4), unroll(0, 4), unroll(1, 8)}, [&] { return m.buffers(); },
+        [&](const std::vector<HostBuf>& bufs) { m.check(bufs); });
   }
 
   TEST_CASE("matmul 64x48x32") {
