@@ -38,6 +38,20 @@ bool same_content(const UOp& u, Ops op, DType dtype, std::span<const UOpPtr> src
          std::equal(u.src.begin(), u.src.end(), src.begin(), src.end()) && arg_equal(u.arg, arg);
 }
 
+// Values bound to variables never enter the graph (tg/ir/sint.hpp): a node is the same for
+// every value, so schedules and kernels are too.
+void strip_bindings(Arg& arg) {
+  if (auto* shape = std::get_if<Shape>(&arg)) {
+    for (sint& d : *shape)
+      if (!d.bindings().empty()) d = d.unbound();
+  } else if (auto* pairs = std::get_if<PadArg>(&arg)) {
+    for (auto& [a, b] : *pairs) {
+      if (!a.bindings().empty()) a = a.unbound();
+      if (!b.bindings().empty()) b = b.unbound();
+    }
+  }
+}
+
 } // namespace
 
 struct UOpTable {
@@ -88,25 +102,54 @@ struct UOpTable {
                        Arg&& arg) {
     size_t h = node_hash(op, dtype, src, arg);
     Shard& sh = get().shard(h);
-    std::lock_guard lock(sh.mu);
-    for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
-      if (n->hash_ != h || !same_content(*n, op, dtype, src, arg)) continue;
-      if (n->try_retain()) return UOpPtr(n, UOpPtr::Adopt{});
-      sh.unlink(n); // dying: its owner will find no entry and just free it
-      break;
-    }
-    // Built under the lock so no other thread can intern a twin meanwhile. A constructor
-    // that throws (a shape error) leaves the table untouched.
-    UOp* node =
+    if (UOp* n = find_locked(sh, h, op, dtype, src, arg)) return UOpPtr(n, UOpPtr::Adopt{});
+    // Built outside the lock: computing a shape may build nodes (symbolic sizes), which could
+    // need this shard. A constructor that throws (a shape error) leaves the table untouched.
+    auto* node =
         new UOp(op, dtype, owned ? std::move(*owned) : std::vector<UOpPtr>(src.begin(), src.end()),
                 std::move(arg), h);
     node->refs_.store(1, std::memory_order_relaxed);
-    if (sh.count >= sh.buckets.size()) sh.grow();
-    UOp*& head = sh.head(h);
-    node->next_in_table_ = head;
-    head = node;
-    ++sh.count;
-    return UOpPtr(node, UOpPtr::Adopt{});
+    {
+      std::lock_guard lock(sh.mu);
+      // Another thread may have interned a twin meanwhile: then it wins and ours goes.
+      UOp* twin = nullptr;
+      for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
+        if (n->hash_ != h || !same_content(*n, node->op, node->dtype, node->src, node->arg))
+          continue;
+        if (n->try_retain())
+          twin = n;
+        else
+          sh.unlink(n);
+        break;
+      }
+      if (!twin) {
+        if (sh.count >= sh.buckets.size()) sh.grow();
+        UOp*& head = sh.head(h);
+        node->next_in_table_ = head;
+        head = node;
+        ++sh.count;
+        return UOpPtr(node, UOpPtr::Adopt{});
+      }
+      node->next_in_table_ = twin; // reused below as "the twin", outside the lock
+    }
+    UOp* twin = node->next_in_table_;
+    node->next_in_table_ = nullptr;
+    delete node; // never in the table; releasing its sources may free nodes
+    return UOpPtr(twin, UOpPtr::Adopt{});
+  }
+
+  // A live node equal to (op, dtype, src, arg), retained, or null. A dying match is unlinked
+  // (its owner will find no entry and just free it).
+  static UOp* find_locked(Shard& sh, size_t h, Ops op, DType dtype, std::span<const UOpPtr> src,
+                          const Arg& arg) {
+    std::lock_guard lock(sh.mu);
+    for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
+      if (n->hash_ != h || !same_content(*n, op, dtype, src, arg)) continue;
+      if (n->try_retain()) return n;
+      sh.unlink(n);
+      return nullptr;
+    }
+    return nullptr;
   }
 
   static void unlink(const UOp* u) {
@@ -174,6 +217,7 @@ UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<const UOpPtr> src, std::vec
     if (!src[i])
       throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
                       std::to_string(i) + " is null");
+  strip_bindings(arg);
   UOpPtr u = UOpTable::intern(op, dtype, src, owned, std::move(arg));
   if (spec_checking()) verify_node(*u);
   return u;
@@ -333,9 +377,9 @@ size_t arg_hash(const Arg& a) {
           h = mix(h, static_cast<size_t>(x.op));
           for (int64_t v : x.axes) h = mix(h, static_cast<size_t>(v));
         } else if constexpr (std::is_same_v<T, Shape>) {
-          for (int64_t v : x) h = mix(h, static_cast<size_t>(v));
+          for (const sint& v : x) h = mix(h, v.hash());
         } else if constexpr (std::is_same_v<T, PadArg>) {
-          for (auto [p, q] : x) h = mix(mix(h, static_cast<size_t>(p)), static_cast<size_t>(q));
+          for (const auto& [p, q] : x) h = mix(mix(h, p.hash()), q.hash());
         }
       },
       a);
@@ -383,5 +427,15 @@ UOpPtr operator/(const UOpPtr& a, int64_t b) { return a / a->const_like(b); }
 UOpPtr operator%(const UOpPtr& a, int64_t b) { return a % a->const_like(b); }
 UOpPtr operator+(int64_t a, const UOpPtr& b) { return b->const_like(a) + b; }
 UOpPtr operator*(int64_t a, const UOpPtr& b) { return b->const_like(a) * b; }
+#define TG_SINT_OPERATOR(OP)                                                                       \
+  UOpPtr operator OP(const UOpPtr& a, const sint& b) {                                             \
+    return b.is_int() ? a OP int64_t{b} : a OP b.node();                                           \
+  }
+TG_SINT_OPERATOR(+)
+TG_SINT_OPERATOR(-)
+TG_SINT_OPERATOR(*)
+TG_SINT_OPERATOR(/)
+TG_SINT_OPERATOR(%)
+#undef TG_SINT_OPERATOR
 
 } // namespace tg
