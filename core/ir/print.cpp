@@ -25,14 +25,13 @@ std::string arg_to_string(const Arg& a) {
         else if constexpr (std::is_same_v<T, VarArg>)
           return "('" + x.name + "', " + std::to_string(x.min) + ", " + std::to_string(x.max) + ")";
         else if constexpr (std::is_same_v<T, ReduceArg>)
-          return "(Ops." + std::string(op_name(x.op)) + ", " + shape_str(x.axes) + ")";
+          return "(Ops." + std::string(op_name(x.op)) + ", " + shape_str(Shape(x.axes.begin(), x.axes.end())) + ")";
         else if constexpr (std::is_same_v<T, Shape>)
           return shape_str(x);
         else {
           std::string r = "(";
           for (size_t i = 0; i < x.size(); ++i)
-            r += (i ? ", (" : "(") + std::to_string(x[i].first) + ", " +
-                 std::to_string(x[i].second) + ")";
+            r += (i ? ", (" : "(") + x[i].first.str() + ", " + x[i].second.str() + ")";
           return r + ")";
         }
       },

@@ -3,7 +3,6 @@
 #include "ir/shape.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "tg/error.hpp"
 
@@ -18,10 +17,6 @@ const ShapePtr& no_shape() {
   return none;
 }
 ShapePtr of(Shape s) { return std::make_shared<const std::optional<Shape>>(std::move(s)); }
-
-int64_t prod(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
 
 [[noreturn]] void fail(Ops op, const std::string& why) {
   throw Error(std::string(op_name(op)) + ": " + why);
@@ -41,7 +36,7 @@ const Shape& src_shape(Ops op, const std::vector<UOpPtr>& src) {
 
 std::string shape_str(const Shape& s) {
   std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + s[i].str();
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
@@ -57,12 +52,13 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   case Ops::RESHAPE: {
     const Shape& in = src_shape(op, src);
     const Shape& out = arg_as<Shape>(op, arg, "the new shape");
-    if (std::any_of(out.begin(), out.end(), [](int64_t d) { return d < 0; }))
+    if (std::any_of(out.begin(), out.end(), [](const sint& d) { return d.vmin() < 0; }))
       fail(op, "negative dimension in " + shape_str(out));
-    if (prod(in) != prod(out))
-      fail(op, "cannot reshape " + shape_str(in) + " (" + std::to_string(prod(in)) +
-                   " elements) to " + shape_str(out) + " (" + std::to_string(prod(out)) +
-                   " elements)");
+    // Symbolic sizes must agree as expressions (the simplifier orders their terms).
+    const sint n_in = sint_prod(in), n_out = sint_prod(out);
+    if (!(n_in == n_out))
+      fail(op, "cannot reshape " + shape_str(in) + " (" + n_in.str() + " elements) to " +
+                   shape_str(out) + " (" + n_out.str() + " elements)");
     return of(out);
   }
   case Ops::EXPAND: {
@@ -94,16 +90,17 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
                    " axes of " + shape_str(in));
     Shape out(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
-      auto [a, b] = p[i];
+      const auto& [a, b] = p[i];
       if (op == Ops::PAD) {
-        if (a < 0 || b < 0) fail(op, "negative padding on axis " + std::to_string(i));
-        out[i] = in[i] + a + b;
+        if (a.vmin() < 0 || b.vmin() < 0) fail(op, "negative padding on axis " + std::to_string(i));
+        out[i] = sint::add(sint::add(in[i], a), b);
       } else {
-        if (a < 0 || a > b || b > in[i])
-          fail(op, "range [" + std::to_string(a) + ", " + std::to_string(b) + ") of axis " +
-                       std::to_string(i) + " is outside 0.." + std::to_string(in[i]) + " of " +
-                       shape_str(in));
-        out[i] = b - a;
+        // With symbols the range must hold for every value of the variables.
+        const sint len = sint::sub(b, a);
+        if (a.vmin() < 0 || len.vmin() < 0 || sint::sub(b, in[i]).vmax() > 0)
+          fail(op, "range [" + a.str() + ", " + b.str() + ") of axis " + std::to_string(i) +
+                       " is outside 0.." + in[i].str() + " of " + shape_str(in));
+        out[i] = len;
       }
     }
     return of(out);

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "ir/shape.hpp"
 #include "tg/error.hpp"
 
 namespace tg::sched {
@@ -12,6 +13,8 @@ namespace tg::sched {
 int64_t shape_numel(const Shape& s) {
   return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
 }
+
+int64_t shape_numel_max(const Shape& s) { return sint_prod(s).vmax(); }
 
 namespace {
 
@@ -22,41 +25,43 @@ UOpPtr iconst(int64_t v) { return UOp::const_(dtypes::index, v); }
 // Row-major element number of `idx` in `shape`.
 UOpPtr flat_index(const Index& idx, const Shape& shape) {
   UOpPtr flat = iconst(0);
-  int64_t stride = 1;
+  sint stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] != 1) flat = flat + idx[i] * stride;
-    stride *= shape[i];
+    stride = sint::mul(stride, shape[i]);
   }
   return flat;
 }
 
 // The index of a RESHAPE's source from the index of its result. Axes are matched in groups of
 // equal element count, so only a group whose axes really change is divided and taken modulo.
+// Symbolic counts match as expressions; the side with the smaller bound grows first.
 Index reshape_index(const Index& idx, const Shape& out, const Shape& in) {
   Index r(in.size());
   size_t i = 0, j = 0;
   while (i < out.size() || j < in.size()) {
     const size_t i0 = i, j0 = j;
-    int64_t po = 1, pi = 1;
-    if (i < out.size()) po *= out[i++];
-    if (j < in.size()) pi *= in[j++];
-    while (po != pi) {
-      if (po < pi && i < out.size())
-        po *= out[i++];
+    sint po = 1, pi = 1;
+    if (i < out.size()) po = out[i++];
+    if (j < in.size()) pi = in[j++];
+    while (!(po == pi)) {
+      if (i < out.size() && (po.vmax() < pi.vmax() || j >= in.size()))
+        po = sint::mul(po, out[i++]);
       else if (j < in.size())
-        pi *= in[j++];
+        pi = sint::mul(pi, in[j++]);
       else
-        throw Error("rangeify: reshape " + std::to_string(out.size()) + " axes do not match");
+        throw Error("rangeify: reshape of " + shape_str(in) + " to " + shape_str(out) +
+                    ": axes do not match");
     }
     if (i - i0 == 1 && j - j0 == 1) { // the same axis
       r[j0] = idx[i0];
       continue;
     }
     UOpPtr flat = iconst(0);
-    int64_t stride = 1;
+    sint stride = 1;
     for (size_t k = i; k-- > i0;) {
       if (out[k] != 1) flat = flat + idx[k] * stride;
-      stride *= out[k];
+      stride = sint::mul(stride, out[k]);
     }
     stride = 1;
     for (size_t k = j; k-- > j0;) {
@@ -66,7 +71,7 @@ Index reshape_index(const Index& idx, const Shape& out, const Shape& in) {
         r[k] = flat / stride;
       else
         r[k] = (flat / stride) % in[k];
-      stride *= in[k];
+      stride = sint::mul(stride, in[k]);
     }
   }
   return r;
@@ -114,7 +119,7 @@ public:
   // index, and validity. Used for ASSIGN targets.
   std::pair<UOpPtr, UOpPtr> address(const UOpPtr& u, const Index& idx) {
     if (u->op == Ops::BUFFER || u->op == Ops::ASSIGN || (u.get() != root_ && is_stored_(u.get())))
-      return {param(u.get(), u->dtype, shape_numel(*u->shape())), flat_index(idx, *u->shape())};
+      return {param(u.get(), u->dtype, shape_numel_max(*u->shape())), flat_index(idx, *u->shape())};
     switch (u->op) {
     case Ops::RESHAPE:
     case Ops::PERMUTE:
@@ -165,7 +170,8 @@ private:
     case Ops::FLIP: {
       const Shape& f = std::get<Shape>(u.arg);
       Index r(in.size());
-      for (size_t i = 0; i < in.size(); ++i) r[i] = f[i] ? iconst(in[i] - 1) - idx[i] : idx[i];
+      for (size_t i = 0; i < in.size(); ++i)
+        r[i] = f[i] == 0 ? idx[i] : sint::sub(in[i], 1).uop() - idx[i];
       return r;
     }
     default:
@@ -174,7 +180,7 @@ private:
   }
 
   UOpPtr load(const UOpPtr& u, const Index& idx, const UOpPtr& valid) {
-    UOpPtr buf = param(u.get(), u->dtype, shape_numel(*u->shape()));
+    UOpPtr buf = param(u.get(), u->dtype, shape_numel_max(*u->shape()));
     UOpPtr flat = flat_index(idx, *u->shape());
     if (!valid)
       return UOp::make(Ops::LOAD, u->dtype, {UOp::make(Ops::INDEX, buf->dtype, {buf, flat})});
@@ -184,7 +190,7 @@ private:
 
   UOpPtr compute(const UOpPtr& u, const Index& idx, const UOpPtr& valid) {
     // Nothing is ever read from an empty tensor (a PAD around it is never valid there).
-    if (u->shape() && shape_numel(*u->shape()) == 0 && u.get() != root_)
+    if (u->shape() && sint_prod(*u->shape()) == 0 && u.get() != root_)
       return UOp::const_(u->dtype, 0);
     if (u.get() != root_ && (u->op == Ops::BUFFER || is_stored_(u.get())))
       return load(u, idx, valid);
@@ -208,10 +214,10 @@ private:
       Index r(in.size());
       UOpPtr cond;
       for (size_t i = 0; i < in.size(); ++i) {
-        auto [before, after] = p[i];
+        const auto& [before, after] = p[i];
         r[i] = before == 0 ? idx[i] : idx[i] - before;
-        if (before > 0) cond = and_valid(cond, iconst(before - 1).get()->lt(idx[i]));
-        if (after > 0) cond = and_valid(cond, idx[i].get()->lt(iconst(before + in[i])));
+        if (!(before == 0)) cond = and_valid(cond, sint::sub(before, 1).uop()->lt(idx[i]));
+        if (!(after == 0)) cond = and_valid(cond, idx[i]->lt(sint::add(before, in[i]).uop()));
       }
       if (!cond) return value(u->src[0], r, valid);
       UOpPtr inner = value(u->src[0], r, and_valid(valid, cond));
@@ -234,7 +240,7 @@ private:
           r[a] = iconst(0);
           continue;
         }
-        r[a] = UOp::range(iconst(in[a]), next_range_id(), AxisType::Reduce);
+        r[a] = UOp::range(in[a].uop(), next_range_id(), AxisType::Reduce);
         ranges.push_back(r[a]);
       }
       UOpPtr v = value(u->src[0], r, valid);
@@ -276,14 +282,14 @@ UOpPtr build_kernel(const UOpPtr& root, const std::function<bool(const UOp*)>& i
   Index idx(shape.size());
   for (size_t i = 0; i < shape.size(); ++i)
     idx[i] = shape[i] == 1 ? iconst(0)
-                           : UOp::range(iconst(shape[i]), kb.next_range_id(), AxisType::Global);
+                           : UOp::range(shape[i].uop(), kb.next_range_id(), AxisType::Global);
 
   UOpPtr target, flat, value;
   if (root->op == Ops::ASSIGN) {
     std::tie(target, flat) = kb.address(root->src[0], idx);
     value = kb.value(root->src[1], idx, nullptr);
   } else {
-    target = kb.param(root.get(), root->dtype, shape_numel(shape));
+    target = kb.param(root.get(), root->dtype, shape_numel_max(shape));
     flat = flat_index(idx, shape);
     value = kb.value(root, idx, nullptr);
   }

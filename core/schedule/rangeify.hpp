@@ -23,6 +23,7 @@ UOpPtr build_kernel(const UOpPtr& root, const std::function<bool(const UOp*)>& i
                     KernelSlots& slots);
 
 // The element count of a shape.
-int64_t shape_numel(const Shape& s);
+int64_t shape_numel(const Shape& s);     // raises tg::Error on a symbolic size
+int64_t shape_numel_max(const Shape& s); // the most elements over every value of the symbols
 
 } // namespace tg::sched

@@ -1,4 +1,5 @@
 // Running a schedule: kernels through cached CompiledRunners, copies through the host.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,7 +44,25 @@ int64_t compiled_kernel_count() {
 
 } // namespace sched
 
-void run_schedule(const std::vector<ScheduleItem>& items) {
+namespace {
+// The kernel's variables (kernel.vars order) from the values bound in the tensors.
+std::vector<int64_t> kernel_var_values(const LoweredKernel& k, const VarVals& var_vals) {
+  std::vector<int64_t> out;
+  out.reserve(k.vars.size());
+  for (const VarArg& v : k.vars) {
+    auto it = std::find_if(var_vals.begin(), var_vals.end(),
+                           [&](const VarBinding& b) { return std::get<VarArg>(b.var->arg) == v; });
+    if (it == var_vals.end())
+      throw Error("kernel " + k.name + " needs a value for variable '" + v.name +
+                  "' (bind it: Variable(\"" + v.name + "\", " + std::to_string(v.min) + ", " +
+                  std::to_string(v.max) + ").bind(value))");
+    out.push_back(it->value);
+  }
+  return out;
+}
+} // namespace
+
+void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_vals) {
   if (items.empty()) return;
   LaunchTotal total;
   std::set<Device*> used;
@@ -60,7 +79,7 @@ void run_schedule(const std::vector<ScheduleItem>& items) {
     std::vector<DevicePtr> ptrs;
     ptrs.reserve(item.bufs.size());
     for (const auto& b : item.bufs) ptrs.push_back(b->ptr());
-    runner->run(ptrs, {}, /*wait=*/false);
+    runner->run(ptrs, kernel_var_values(runner->kernel(), var_vals), /*wait=*/false);
     used.insert(&item.bufs.at(0)->device());
   }
   for (Device* d : used) d->queue().synchronize();

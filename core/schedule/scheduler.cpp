@@ -99,6 +99,7 @@ int64_t placeholder_number(const UOp* buffer) {
 UOpPtr split_reduce(const UOp& u, const UOpPtr& src) {
   const auto& ra = std::get<ReduceArg>(u.arg);
   const Shape& in = *src->shape();
+  if (any_symbolic(in)) return nullptr; // a split needs known sizes
   const int64_t out_n = shape_numel(*u.shape());
   if (out_n == 0 || shape_numel(in) / out_n < (int64_t{1} << 15) || out_n > 64) return nullptr;
   int64_t axis = -1, k = 0;
@@ -231,18 +232,18 @@ ScheduleTemplate build_template(const UOpPtr& sink) {
       memory[u] = memory.at(base_buffer(u->src[0]).get());
     } else if (roots.count(u)) {
       memory[u] = {BufRef::Kind::Output, static_cast<int64_t>(t.outputs.size())};
-      t.outputs.push_back({node_device(u), u->dtype, shape_numel(*u->shape())});
+      t.outputs.push_back({node_device(u), u->dtype, shape_numel_max(*u->shape())});
     } else {
       temp_of[u] = static_cast<int64_t>(unplanned.size());
       memory[u] = {BufRef::Kind::Temp, static_cast<int64_t>(unplanned.size())};
-      unplanned.push_back({node_device(u), u->dtype, shape_numel(*u->shape())});
+      unplanned.push_back({node_device(u), u->dtype, shape_numel_max(*u->shape())});
     }
   }
 
   auto is_stored = [&](const UOp* u) { return stored.count(u) > 0; };
   for (const UOp* u : topo) {
     if (!stored.count(u) || u->op == Ops::BUFFER) continue;
-    if (shape_numel(*u->shape()) == 0) continue; // nothing to compute
+    if (shape_numel_max(*u->shape()) == 0) continue; // nothing to compute
     TemplateItem item;
     item.device = node_device(u);
     if (u->op == Ops::COPY) {
@@ -409,7 +410,10 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots,
     } else {
       view = buf->uop();
       const Shape& shape = *roots[i]->shape();
-      if (shape != Shape{buf->size()}) view = UOp::make(Ops::RESHAPE, view->dtype, {view}, shape);
+      // A symbolic shape fills a prefix of memory sized for the variables' maxima.
+      if (const sint n = sint_prod(shape); !(n == buf->size()))
+        view = UOp::make(Ops::SHRINK, view->dtype, {view}, PadArg{{0, n}});
+      if (shape != *view->shape()) view = UOp::make(Ops::RESHAPE, view->dtype, {view}, shape);
     }
     out.results.push_back(view);
     out.result_buffers.push_back(buf);

@@ -119,10 +119,30 @@ namespace detail {
 
 Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents) {
   std::vector<std::shared_ptr<Buffer>> bufs;
-  for (const Tensor* p : parents) merge_buffers(bufs, p->state()->buffers);
+  VarVals vals;
+  for (const Tensor* p : parents) {
+    merge_buffers(bufs, p->state()->buffers);
+    merge_var_vals(vals, p->state()->var_vals);
+  }
   // An op runs where its first source is (a COPY moves it: its destination).
-  if (parents.empty() || uop->op == Ops::COPY) return Tensor(std::move(uop), std::move(bufs));
-  return Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
+  Tensor t = parents.empty() || uop->op == Ops::COPY
+                 ? Tensor(std::move(uop), std::move(bufs))
+                 : Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
+  t.state()->var_vals = std::move(vals);
+  return t;
+}
+
+Tensor with_bindings(Tensor t, const Arg& arg) {
+  VarVals& vals = t.state()->var_vals;
+  if (const auto* shape = std::get_if<Shape>(&arg)) {
+    for (const sint& d : *shape) merge_var_vals(vals, d.bindings());
+  } else if (const auto* pairs = std::get_if<PadArg>(&arg)) {
+    for (const auto& [a, b] : *pairs) {
+      merge_var_vals(vals, a.bindings());
+      merge_var_vals(vals, b.bindings());
+    }
+  }
+  return t;
 }
 Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents) {
   return make(std::move(uop), std::vector<const Tensor*>(parents));
@@ -137,7 +157,7 @@ UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Sh
   UOpPtr c = UOp::make(Ops::CONST, dtype, {device_node(device)}, value);
   if (shape.empty()) return c;
   c = UOp::make(Ops::RESHAPE, dtype, {c}, Shape(shape.size(), 1));
-  if (std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d == 1; })) return c;
+  if (std::all_of(shape.begin(), shape.end(), [](const sint& d) { return d == 1; })) return c;
   return UOp::make(Ops::EXPAND, dtype, {c}, shape);
 }
 
@@ -203,14 +223,13 @@ const TensorState& Tensor::st() const {
 }
 const UOpPtr& Tensor::uop() const { return st().uop; }
 const Shape& Tensor::shape() const { return *st().uop->shape(); }
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape()) n *= d;
-  return n;
-}
+// Symbolic sizes count with the values bound to their variables.
+int64_t Tensor::numel() const { return sint_prod(shape()).eval(st().var_vals); }
 int64_t Tensor::size(int64_t dim) const {
-  return shape()[static_cast<size_t>(detail::normalize_axis(dim, ndim(), "size"))];
+  return shape()[static_cast<size_t>(detail::normalize_axis(dim, ndim(), "size"))].eval(
+      st().var_vals);
 }
+const VarVals& Tensor::var_vals() const { return st().var_vals; }
 DType Tensor::dtype() const { return st().uop->dtype; }
 std::string Tensor::device() const { return st().device; }
 std::string Tensor::str() const {
@@ -246,7 +265,9 @@ void Tensor::realize_all(std::vector<Tensor> tensors) {
   auto [roots, bufs] = roots_of(tensors);
   if (roots.empty()) return;
   Schedule s = create_schedule(roots, bufs);
-  run_schedule(s.items);
+  VarVals vals;
+  for (const Tensor& t : tensors) merge_var_vals(vals, t.var_vals());
+  run_schedule(s.items, vals);
   detail::apply_results(roots, s.results, s.result_buffers);
 }
 
@@ -255,12 +276,21 @@ Tensor& Tensor::realize() {
   return *this;
 }
 
+namespace {
+// True when `u` reads the first elements of a buffer in order: a BUFFER, or a prefix of it
+// (SHRINK from 0: where a symbolic shape's result lives), reshaped.
+bool is_prefix_view(const UOpPtr& u) {
+  const UOp* n = u.get();
+  while (n->op == Ops::RESHAPE) n = n->src[0].get();
+  if (n->op == Ops::SHRINK && std::get<PadArg>(n->arg)[0].first == 0) n = n->src[0].get();
+  return n->op == Ops::BUFFER;
+}
+} // namespace
+
 std::vector<uint8_t> Tensor::to_bytes() const {
   Tensor t = *this;
   t.realize();
-  if (!is_contiguous_buffer_view(t.uop()) || t.st().buffers.empty() ||
-      t.st().buffers.front()->size() != t.numel())
-    t = t.contiguous().realize();
+  if (!is_prefix_view(t.uop()) || t.st().buffers.empty()) t = t.contiguous().realize();
   std::vector<uint8_t> out(static_cast<size_t>(t.numel()) * dtype().itemsize());
   const UOpPtr base = base_buffer(t.uop());
   for (const auto& b : t.st().buffers)

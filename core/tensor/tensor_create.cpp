@@ -16,9 +16,9 @@ DType scalar_dtype(const Scalar& s) {
 
 namespace {
 void check_shape(const Shape& shape, const char* what) {
-  for (int64_t d : shape)
-    if (d < 0)
-      throw Error(std::string(what) + ": negative dimension " + std::to_string(d) + " in shape " +
+  for (const sint& d : shape)
+    if (d.vmin() < 0)
+      throw Error(std::string(what) + ": negative dimension " + d.str() + " in shape " +
                   shape_str(shape));
 }
 } // namespace
@@ -37,7 +37,9 @@ Tensor Tensor::full(const Shape& shape, Scalar value, std::optional<DType> dtype
                     const std::string& device) {
   check_shape(shape, "full");
   const DType dt = dtype.value_or(detail::scalar_dtype(value));
-  return Tensor(detail::const_node(value.value, dt, canonical_device(device), shape));
+  // A symbolic shape's bound values go with the tensor (a constant needs no memory).
+  return detail::with_bindings(
+      Tensor(detail::const_node(value.value, dt, canonical_device(device), shape)), shape);
 }
 Tensor Tensor::zeros(const Shape& shape, DType dtype, const std::string& device) {
   return full(shape, 0, dtype, device);

@@ -20,7 +20,7 @@ Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op) {
   for (const Tensor* t : ts) {
     const Shape& s = t->shape();
     for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[nd - s.size() + i];
+      sint& o = out[nd - s.size() + i];
       if (o == s[i] || s[i] == 1) continue;
       if (o == 1) {
         o = s[i];
@@ -28,9 +28,9 @@ Shape broadcast_shape(const std::vector<const Tensor*>& ts, const char* op) {
       }
       std::string shapes;
       for (const Tensor* x : ts) shapes += (shapes.empty() ? "" : " and ") + shape_str(x->shape());
-      throw Error(std::string(op) + ": cannot broadcast shapes " + shapes + ": size " +
-                  std::to_string(o) + " and size " + std::to_string(s[i]) + " differ at axis " +
-                  std::to_string(i - s.size()) + " (counting from the end) and neither is 1");
+      throw Error(std::string(op) + ": cannot broadcast shapes " + shapes + ": size " + o.str() +
+                  " and size " + s[i].str() + " differ at axis " + std::to_string(i - s.size()) +
+                  " (counting from the end) and neither is 1");
     }
   }
   return out;

@@ -17,6 +17,7 @@ struct TensorState {
   UOpPtr uop;
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::string device; // kept: finding it in the graph costs the graph's depth
+  VarVals var_vals;   // values of the variables in symbolic shapes (never in the graph)
 };
 
 namespace detail {
@@ -24,6 +25,8 @@ namespace detail {
 // A tensor over `uop` whose graph reads the buffers of `parents`.
 Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents);
 Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents);
+// `t` with the bindings of symbolic sizes in `arg` added (t must be a fresh tensor).
+Tensor with_bindings(Tensor t, const Arg& arg);
 UOpPtr device_node(const std::string& device);
 // A tensor-level constant of `shape` (a 0-d CONST reshaped and expanded, no memory).
 UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Shape& shape);

@@ -12,40 +12,37 @@ namespace {
 using detail::make;
 using detail::normalize_axis;
 
-Tensor movement(const Tensor& t, Ops op, Arg arg) {
-  return make(UOp::make(op, t.dtype(), {t.uop()}, std::move(arg)), {&t});
-}
-
-int64_t numel_of(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+// The bindings of symbolic sizes in `arg` go to the tensor, not into the graph.
+Tensor movement(const Tensor& t, Ops op, const Arg& arg) {
+  return detail::with_bindings(make(UOp::make(op, t.dtype(), {t.uop()}, arg), {&t}), arg);
 }
 
 } // namespace
 
 Tensor Tensor::reshape(Shape shape) const {
   const Shape& in = this->shape();
-  int64_t infer = -1, known = 1;
+  const sint n = sint_prod(in); // symbolic sizes must agree as expressions
+  int64_t infer = -1;
+  sint known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer >= 0) throw Error("reshape: only one dimension can be -1, got " + shape_str(shape));
       infer = static_cast<int64_t>(i);
-    } else if (shape[i] < 0) {
-      throw Error("reshape: invalid dimension " + std::to_string(shape[i]) + " in " +
-                  shape_str(shape));
+    } else if (shape[i].vmin() < 0) {
+      throw Error("reshape: invalid dimension " + shape[i].str() + " in " + shape_str(shape));
     } else {
-      known *= shape[i];
+      known = sint::mul(known, shape[i]);
     }
   }
   if (infer >= 0) {
-    if (known == 0 || numel() % known != 0)
-      throw Error("reshape: cannot reshape " + shape_str(in) + " (" + std::to_string(numel()) +
-                  " elements) to " + shape_str(shape));
-    shape[static_cast<size_t>(infer)] = numel() / known;
+    if (known == 0 || (known.is_int() && n.is_int() && int64_t{n} % int64_t{known} != 0))
+      throw Error("reshape: cannot reshape " + shape_str(in) + " (" + n.str() + " elements) to " +
+                  shape_str(shape));
+    shape[static_cast<size_t>(infer)] = sint::idiv(n, known);
   }
-  if (numel_of(shape) != numel())
-    throw Error("reshape: cannot reshape " + shape_str(in) + " (" + std::to_string(numel()) +
-                " elements) to " + shape_str(shape) + " (" + std::to_string(numel_of(shape)) +
-                " elements)");
+  if (const sint m = sint_prod(shape); !(m == n))
+    throw Error("reshape: cannot reshape " + shape_str(in) + " (" + n.str() + " elements) to " +
+                shape_str(shape) + " (" + m.str() + " elements)");
   if (shape == in) return *this;
   return movement(*this, Ops::RESHAPE, shape);
 }
@@ -54,7 +51,7 @@ Tensor Tensor::permute(Shape order) const {
   if (static_cast<int64_t>(order.size()) != ndim())
     throw Error("permute: " + shape_str(order) + " has " + std::to_string(order.size()) +
                 " axes but the tensor has shape " + shape_str(shape()));
-  for (int64_t& a : order) a = normalize_axis(a, ndim(), "permute");
+  for (sint& a : order) a = normalize_axis(a, ndim(), "permute");
   Shape sorted = order;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i)
@@ -90,9 +87,8 @@ Tensor Tensor::expand(Shape shape) const {
     }
     if (i >= lead && in[i - lead] != shape[i] && in[i - lead] != 1)
       throw Error("expand: cannot expand " + shape_str(in) + " to " + shape_str(shape) + ": size " +
-                  std::to_string(in[i - lead]) + " at axis " + std::to_string(i - lead) +
-                  " is not 1");
-    if (shape[i] < 0) throw Error("expand: negative dimension in " + shape_str(shape));
+                  in[i - lead].str() + " at axis " + std::to_string(i - lead) + " is not 1");
+    if (shape[i].vmin() < 0) throw Error("expand: negative dimension in " + shape_str(shape));
   }
   Tensor t = *this;
   if (lead) {
@@ -135,20 +131,21 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, Scalar valu
   return mask.where(padded, padded.scalar_like(value).cast(dtype()));
 }
 
-Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
+Tensor Tensor::shrink(PadArg ranges) const {
   if (static_cast<int64_t>(ranges.size()) != ndim())
     throw Error("shrink: " + std::to_string(ranges.size()) + " ranges for shape " +
                 shape_str(shape()) + "; give one (begin, end) per axis");
   bool identity = true;
   for (size_t i = 0; i < ranges.size(); ++i) {
-    auto [b, e] = ranges[i];
-    if (b < 0 || b > e || e > shape()[i])
-      throw Error("shrink: range [" + std::to_string(b) + ", " + std::to_string(e) + ") of axis " +
-                  std::to_string(i) + " is out of range for shape " + shape_str(shape()));
+    const auto& [b, e] = ranges[i];
+    // A symbolic range must fit for every value of its variables.
+    if (b.vmin() < 0 || sint::sub(e, b).vmin() < 0 || sint::sub(e, shape()[i]).vmax() > 0)
+      throw Error("shrink: range [" + b.str() + ", " + e.str() + ") of axis " + std::to_string(i) +
+                  " is out of range for shape " + shape_str(shape()));
     identity &= b == 0 && e == shape()[i];
   }
   if (identity) return *this;
-  return movement(*this, Ops::SHRINK, PadArg(ranges));
+  return movement(*this, Ops::SHRINK, ranges);
 }
 
 Tensor Tensor::flip(std::vector<int64_t> axes) const {

@@ -103,7 +103,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
     return keepdim ? r.reshape(Shape(static_cast<size_t>(ndim()), 1)) : r;
   }
   const int64_t ax = detail::normalize_axis(*axis, ndim(), "argmax");
-  const int64_t n = ndim() == 0 ? 1 : shape()[static_cast<size_t>(ax)];
+  const int64_t n = ndim() == 0 ? int64_t{1} : int64_t{shape()[static_cast<size_t>(ax)]};
   if (n == 0) throw Error("argmax: cannot take the argmax of an empty axis " + std::to_string(ax));
   if (ndim() == 0) return Tensor::full({}, 0, dtypes::int32, device());
   // The first maximum has the largest n - i among the maxima.
@@ -131,11 +131,10 @@ Tensor Tensor::matmul(const Tensor& o) const {
                 shape_str(shape()) + " and " + shape_str(o.shape()));
   Tensor a = ndim() == 1 ? reshape({1, shape()[0]}) : *this;
   Tensor b = o.ndim() == 1 ? o.reshape({o.shape()[0], 1}) : o;
-  const int64_t k = a.shape().back(), kb = b.shape()[b.shape().size() - 2];
-  if (k != kb)
+  const sint k = a.shape().back(), kb = b.shape()[b.shape().size() - 2];
+  if (!(k == kb))
     throw Error("matmul: inner dimensions differ: " + shape_str(shape()) + " @ " +
-                shape_str(o.shape()) + " (" + std::to_string(k) + " != " + std::to_string(kb) +
-                ")");
+                shape_str(o.shape()) + " (" + k.str() + " != " + kb.str() + ")");
   // (..., n, k) -> (..., n, 1, k) and (..., k, m) -> (..., 1, m, k): multiply, sum over k.
   Shape as = a.shape();
   as.insert(as.end() - 1, 1);

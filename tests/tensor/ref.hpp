@@ -237,8 +237,8 @@ inline Shape broadcast(const Shape& a, const Shape& b) {
   const size_t n = std::max(a.size(), b.size());
   Shape s(n, 1);
   for (size_t k = 0; k < n; ++k) {
-    const int64_t x = k + a.size() >= n ? a[k + a.size() - n] : 1;
-    const int64_t y = k + b.size() >= n ? b[k + b.size() - n] : 1;
+    const int64_t x = k + a.size() >= n ? int64_t{a[k + a.size() - n]} : 1;
+    const int64_t y = k + b.size() >= n ? int64_t{b[k + b.size() - n]} : 1;
     s[k] = x == 1 ? y : x;
   }
   return s;

@@ -44,7 +44,8 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots,
 
 // Runs the items in order (compiling each distinct kernel once per device) and waits for them.
 // DEBUG>=2 prints a line per launch and the total.
-void run_schedule(const std::vector<ScheduleItem>& items);
+// `var_vals` gives the variables of symbolic shapes their values for this run.
+void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_vals = {});
 
 struct ScheduleCacheStats {
   int64_t lookups = 0, hits = 0, entries = 0;

@@ -110,8 +110,10 @@ public:
   const UOpPtr& uop() const;
   const Shape& shape() const;
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
-  int64_t numel() const;
-  int64_t size(int64_t dim) const;
+  int64_t numel() const;           // symbolic sizes count with their bound values
+  int64_t size(int64_t dim) const; // the same for one axis
+  // The values bound to the variables of symbolic sizes in this tensor's graph.
+  const VarVals& var_vals() const;
   DType dtype() const;
   std::string device() const;
   std::string str() const; // "Tensor(shape=(2, 3), dtype=float32, device=CPU)"
@@ -216,7 +218,7 @@ public:
   Tensor transpose(int64_t a = -2, int64_t b = -1) const;
   Tensor expand(Shape shape) const; // -1 keeps a dimension; new leading dimensions allowed
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, Scalar value = 0) const;
-  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
+  Tensor shrink(PadArg ranges) const; // (begin, end) per axis; symbolic ends allowed
   Tensor flip(std::vector<int64_t> axes) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor squeeze(std::optional<int64_t> dim = {}) const;

@@ -18,39 +18,23 @@
 
 #include "tg/ir/dtype.hpp"
 #include "tg/ir/ops.hpp"
+#include "tg/ir/sint.hpp"
+#include "tg/ir/uop_ptr.hpp"
 
 namespace tg {
 
-class UOp;
-
-// Strong, intrusive reference to an interned node. Equality is identity.
-class UOpPtr {
-public:
-  UOpPtr() noexcept = default;
-  UOpPtr(std::nullptr_t) noexcept {}
-  explicit UOpPtr(const UOp* p) noexcept; // takes a new reference
-  UOpPtr(const UOpPtr& o) noexcept;
-  UOpPtr(UOpPtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-  UOpPtr& operator=(const UOpPtr& o) noexcept;
-  UOpPtr& operator=(UOpPtr&& o) noexcept;
-  ~UOpPtr();
-
-  const UOp* get() const noexcept { return p_; }
-  const UOp* operator->() const noexcept { return p_; }
-  const UOp& operator*() const noexcept { return *p_; }
-  explicit operator bool() const noexcept { return p_ != nullptr; }
-  bool operator==(const UOpPtr& o) const noexcept { return p_ == o.p_; }
-  bool operator==(std::nullptr_t) const noexcept { return p_ == nullptr; }
-
-private:
-  friend class UOp;
-  friend struct UOpTable;
-  struct Adopt {};
-  UOpPtr(const UOp* p, Adopt) noexcept : p_(p) {} // takes over an existing reference
-  const UOp* p_ = nullptr;
+// A tensor-level shape: one size per axis, each an integer or symbolic (tg/ir/sint.hpp). It
+// converts from and to std::vector<int64_t> (the latter raises tg::Error on a symbolic size).
+// Also the argument of PERMUTE (the axis order), FLIP (0/1 flags) and GEP (lane numbers).
+struct Shape : std::vector<sint> {
+  using std::vector<sint>::vector;
+  Shape() = default;
+  Shape(const std::vector<int64_t>& dims) // NOLINT(google-explicit-constructor)
+      : std::vector<sint>(dims.begin(), dims.end()) {}
+  operator std::vector<int64_t>() const { // NOLINT(google-explicit-constructor)
+    return std::vector<int64_t>(begin(), end());
+  }
 };
-
-using Shape = std::vector<int64_t>;
 
 // Kinds of loop a RANGE stands for (used by the kernel optimizer).
 enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
@@ -71,7 +55,13 @@ struct ReduceArg { // REDUCE: the combining op (ADD, MUL, MAX) and, at tensor le
   std::vector<int64_t> axes;
   bool operator==(const ReduceArg&) const = default;
 };
-using PadArg = std::vector<std::pair<int64_t, int64_t>>; // PAD (before, after), SHRINK (begin, end)
+// PAD (before, after) and SHRINK (begin, end), one pair per axis; converts from integer pairs.
+struct PadArg : std::vector<std::pair<sint, sint>> {
+  using std::vector<std::pair<sint, sint>>::vector;
+  PadArg() = default;
+  PadArg(const std::vector<std::pair<int64_t, int64_t>>& p) // NOLINT(google-explicit-constructor)
+      : std::vector<std::pair<sint, sint>>(p.begin(), p.end()) {}
+};
 
 // The typed argument of a node. CONST holds its value as bool, int64_t or double.
 using Arg = std::variant<std::monostate, bool, int64_t, double, std::string, Ops, RangeArg, VarArg,
@@ -203,6 +193,12 @@ UOpPtr operator*(const UOpPtr& a, int64_t b);
 UOpPtr operator/(const UOpPtr& a, int64_t b);
 UOpPtr operator%(const UOpPtr& a, int64_t b);
 UOpPtr operator+(int64_t a, const UOpPtr& b);
+// With a size: an integer size stays an integer constant, a symbolic one its expression.
+UOpPtr operator+(const UOpPtr& a, const sint& b);
+UOpPtr operator-(const UOpPtr& a, const sint& b);
+UOpPtr operator*(const UOpPtr& a, const sint& b);
+UOpPtr operator/(const UOpPtr& a, const sint& b);
+UOpPtr operator%(const UOpPtr& a, const sint& b);
 UOpPtr operator*(int64_t a, const UOpPtr& b);
 
 } // namespace tg
