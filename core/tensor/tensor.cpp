@@ -120,9 +120,16 @@ namespace detail {
 Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents) {
   std::vector<std::shared_ptr<Buffer>> bufs;
   for (const Tensor* p : parents) merge_buffers(bufs, p->state()->buffers);
+  // Gradients flow into float results of tensors that require them, except through detach.
+  bool grad = false;
+  if (uop->dtype.is_float() && uop->op != Ops::DETACH)
+    for (const Tensor* p : parents) grad = grad || p->state()->requires_grad;
   // An op runs where its first source is (a COPY moves it: its destination).
-  if (parents.empty() || uop->op == Ops::COPY) return Tensor(std::move(uop), std::move(bufs));
-  return Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
+  Tensor t = parents.empty() || uop->op == Ops::COPY
+                 ? Tensor(std::move(uop), std::move(bufs))
+                 : Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
+  t.state()->requires_grad = grad;
+  return t;
 }
 Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents) {
   return make(std::move(uop), std::vector<const Tensor*>(parents));
@@ -149,6 +156,14 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what) {
                 std::to_string(-std::max<int64_t>(ndim, 1)) + ".." +
                 std::to_string(std::max<int64_t>(ndim, 1) - 1) + ")");
   return a;
+}
+
+std::vector<std::shared_ptr<TensorState>> live_states() {
+  std::vector<std::shared_ptr<TensorState>> live;
+  std::lock_guard lock(g_live_mu);
+  for (const auto& w : g_live)
+    if (auto s = w.lock()) live.push_back(std::move(s));
+  return live;
 }
 
 void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,

@@ -17,6 +17,12 @@ struct TensorState {
   UOpPtr uop;
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::string device; // kept: finding it in the graph costs the graph's depth
+  // Autograd (gradient.cpp): whether gradients flow to this tensor, whether it is a leaf the
+  // user marked (requires_grad_(true); backward() fills only leaves' grad, as PyTorch), and
+  // the accumulated gradient (undefined until a backward reaches it).
+  bool requires_grad = false;
+  bool grad_leaf = false;
+  Tensor grad;
 };
 
 namespace detail {
@@ -31,6 +37,8 @@ UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Sh
 DType scalar_dtype(const Scalar& s);
 // `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what);
+// Every tensor state alive now (autograd finds the leaves of a graph among them).
+std::vector<std::shared_ptr<TensorState>> live_states();
 // Replaces realized nodes by their results in every live tensor (tinygrad's becomes_map).
 void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,
                    const std::vector<std::shared_ptr<Buffer>>& buffers);

@@ -12,8 +12,8 @@ enum class Ops : uint8_t {
   PARAM, DEFINE_VAR, DEFINE_LOCAL, DEFINE_REG, SPECIAL, BIND, UNIQUE, DEVICE,
   // structural: graph roots, ordering and control flow
   SINK, AFTER, GROUP, RANGE, END, BARRIER, IF, ENDIF, KERNEL, CALL,
-  // memory
-  INDEX, LOAD, STORE, BUFFER, COPY, ASSIGN, CONTIGUOUS, DETACH,
+  // memory; CONTIGUOUS_BACKWARD is the identity whose gradient is made contiguous (autograd)
+  INDEX, LOAD, STORE, BUFFER, COPY, ASSIGN, CONTIGUOUS, DETACH, CONTIGUOUS_BACKWARD,
   // constants and vectors; IOTA (tensor level) is 0, 1, ..., n-1 along its one axis
   CONST, IOTA, VECTORIZE, GEP,
   // casts
