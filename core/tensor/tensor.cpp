@@ -158,6 +158,13 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what) {
   return a;
 }
 
+void keep_forward(TensorState& s) {
+  // (an ASSIGN's graph names the memory it overwrites: it says nothing about gradients)
+  if (!s.requires_grad || s.grad_leaf || s.forward || s.uop->op == Ops::ASSIGN) return;
+  s.forward = s.uop;
+  s.forward_buffers = s.buffers;
+}
+
 std::vector<std::shared_ptr<TensorState>> live_states() {
   std::vector<std::shared_ptr<TensorState>> live;
   std::lock_guard lock(g_live_mu);
@@ -182,6 +189,7 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
   }
   for (const auto& s : live) {
     if (auto it = which.find(s->uop.get()); it != which.end()) {
+      keep_forward(*s);
       s->uop = results[it->second];
       s->buffers = {buffers[it->second]};
       continue;
@@ -190,6 +198,7 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
     // Rebuild the graph with every realized node in it replaced by its result.
     UOpPtr rebuilt = substitute(s->uop, replace);
     if (rebuilt == s->uop) continue;
+    keep_forward(*s);
     std::vector<std::shared_ptr<Buffer>> all = s->buffers;
     merge_buffers(all, buffers);
     s->uop = rebuilt;

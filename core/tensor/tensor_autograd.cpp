@@ -6,6 +6,7 @@
 #include "tensor/gradient.hpp"
 #include "tensor/tensor_internal.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/rewrite.hpp"
 #include "tg/schedule.hpp"
 
 namespace tg {
@@ -35,10 +36,54 @@ UOpPtr root_gradient(const Tensor& root, const Tensor& gradient, const char* wha
   return gradient.cast(root.dtype()).uop();
 }
 
+// Realized tensors that require grad, as the graphs they were computed by (their `forward`):
+// gradients flow through those, and the backward graph reads the realized memory instead of
+// computing them again.
+struct Unrealize {
+  std::unordered_map<const UOp*, UOpPtr> to_forward, to_realized;
+  std::vector<std::shared_ptr<Buffer>> buffers; // what the forward graphs read
+  std::vector<UOpPtr> keep;                     // keeps the keys above alive
+
+  Unrealize() {
+    for (const auto& s : detail::live_states()) {
+      // (a realize may return a view of its own input, which the forward graph contains)
+      if (!s->forward || s->forward == s->uop || s->forward->backward_slice().count(s->uop.get()))
+        continue;
+      to_forward.emplace(s->uop.get(), s->forward);
+      to_realized.emplace(s->forward.get(), s->uop);
+      keep.push_back(s->uop);
+      keep.push_back(s->forward);
+      for (const auto& b : s->forward_buffers)
+        if (std::find(buffers.begin(), buffers.end(), b) == buffers.end()) buffers.push_back(b);
+    }
+  }
+  // `u` with every realized tensor in it replaced by its forward graph, to a fixed point (a
+  // forward graph may read tensors realized before it was built).
+  UOpPtr forward(UOpPtr u) const {
+    if (to_forward.empty()) return u;
+    for (int i = 0; i < 64; ++i) {
+      UOpPtr next = substitute(u, to_forward);
+      if (next == u) break;
+      u = std::move(next);
+    }
+    return u;
+  }
+  UOpPtr realized(const UOpPtr& u) const {
+    return to_realized.empty() ? u : substitute(u, to_realized);
+  }
+};
+
+// The graph gradients walk for `t`: the one it was computed by, realized tensors unrealized.
+UOpPtr forward_graph(const Tensor& t, const Unrealize& un) {
+  const auto& s = *t.state();
+  return un.forward(s.forward ? s.forward : s.uop);
+}
+
 // The gradients of `root` for `targets` (nullopt: not reached), as tensors on the targets'
 // devices that keep the buffers they read alive.
 std::vector<std::optional<Tensor>> gradients(const Tensor& root, const std::vector<Tensor>& targets,
-                                             const Tensor& gradient, const char* what) {
+                                             const Tensor& gradient, const char* what,
+                                             const Unrealize& un) {
   for (size_t i = 0; i < targets.size(); ++i) {
     if (!targets[i].defined())
       throw Error(std::string(what) + ": target " + std::to_string(i) + " is undefined");
@@ -48,19 +93,23 @@ std::vector<std::optional<Tensor>> gradients(const Tensor& root, const std::vect
   }
   const UOpPtr root_grad = root_gradient(root, gradient, what);
   std::vector<UOpPtr> nodes;
-  for (const Tensor& t : targets) nodes.push_back(t.uop());
-  const auto grads = detail::compute_gradient(root.uop(), root_grad, nodes);
+  for (const Tensor& t : targets) nodes.push_back(forward_graph(t, un));
+  const auto grads = detail::compute_gradient(forward_graph(root, un), root_grad, nodes);
   std::vector<std::shared_ptr<Buffer>> bufs = root.state()->buffers;
-  if (gradient.defined())
-    for (const auto& b : gradient.state()->buffers)
+  auto merge = [&bufs](const std::vector<std::shared_ptr<Buffer>>& more) {
+    for (const auto& b : more)
       if (std::find(bufs.begin(), bufs.end(), b) == bufs.end()) bufs.push_back(b);
+  };
+  merge(root.state()->forward_buffers);
+  merge(un.buffers);
+  if (gradient.defined()) merge(gradient.state()->buffers);
   std::vector<std::optional<Tensor>> out;
   for (size_t i = 0; i < targets.size(); ++i) {
     auto it = grads.find(nodes[i]);
     if (it == grads.end())
       out.emplace_back();
     else
-      out.emplace_back(Tensor(it->second, bufs, targets[i].device()));
+      out.emplace_back(Tensor(un.realized(it->second), bufs, targets[i].device()));
   }
   return out;
 }
@@ -103,7 +152,8 @@ void Tensor::set_grad(Tensor g) {
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
                                      const Tensor& gradient) const {
   st();
-  std::vector<std::optional<Tensor>> g = gradients(*this, targets, gradient, "gradient");
+  std::vector<std::optional<Tensor>> g =
+      gradients(*this, targets, gradient, "gradient", Unrealize());
   std::vector<Tensor> out;
   for (size_t i = 0; i < g.size(); ++i) {
     if (!g[i])
@@ -122,7 +172,9 @@ const Tensor& Tensor::backward(const Tensor& gradient) const {
                 " does not require grad: no tensor it is computed from has requires_grad_(true) "
                 "(or it was detached)");
   // The leaves (tensors marked requires_grad_) alive now whose node is in this graph.
-  const auto& topo = uop()->toposort();
+  const Unrealize un;
+  const UOpPtr graph = forward_graph(*this, un);
+  const auto& topo = graph->toposort();
   const std::unordered_set<const UOp*> in_graph(topo.begin(), topo.end());
   std::vector<std::shared_ptr<TensorState>> leaves;
   std::vector<Tensor> targets;
@@ -131,14 +183,20 @@ const Tensor& Tensor::backward(const Tensor& gradient) const {
       targets.push_back(Tensor(s));
       leaves.push_back(std::move(s));
     }
-  std::vector<std::optional<Tensor>> g = gradients(*this, targets, gradient, "backward");
+  std::vector<std::optional<Tensor>> g = gradients(*this, targets, gradient, "backward", un);
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!g[i]) continue; // reached only through detach() or ops without a gradient: no grad
     Tensor& acc = leaves[i]->grad;
-    if (!acc.defined())
-      acc = std::move(*g[i]);
-    else
+    if (acc.defined()) {
       acc.assign(acc + *g[i]); // in place, as PyTorch and tinygrad accumulate
+    } else if (is_buffer_view(g[i]->uop())) {
+      // The gradient is some tensor's memory (the given gradient, say): the grad gets its own,
+      // so that accumulating into it later writes nowhere else.
+      acc = Tensor::empty(g[i]->shape(), g[i]->dtype(), g[i]->device());
+      acc.assign(*g[i]);
+    } else {
+      acc = std::move(*g[i]);
+    }
   }
   return *this;
 }

@@ -23,6 +23,10 @@ struct TensorState {
   bool requires_grad = false;
   bool grad_leaf = false;
   Tensor grad;
+  // A realized tensor that requires grad (not a leaf) keeps the graph it was computed by, and
+  // that graph's buffers, so gradients still flow through it (apply_results sets them).
+  UOpPtr forward;
+  std::vector<std::shared_ptr<Buffer>> forward_buffers;
 };
 
 namespace detail {
@@ -37,6 +41,8 @@ UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Sh
 DType scalar_dtype(const Scalar& s);
 // `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what);
+// Saves s.uop as s.forward before a realize replaces it, when gradients need it.
+void keep_forward(TensorState& s);
 // Every tensor state alive now (autograd finds the leaves of a graph among them).
 std::vector<std::shared_ptr<TensorState>> live_states();
 // Replaces realized nodes by their results in every live tensor (tinygrad's becomes_map).
