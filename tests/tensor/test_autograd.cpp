@@ -359,6 +359,29 @@ TEST_SUITE("tensor.autograd") {
          random_arr({6, 3}, -1, 1, dtypes::float64, 3)}));
   }
 
+  TEST_CASE("gradients keep the input's float dtype") {
+    for (DType d : {dtypes::float16, dtypes::bfloat16, dtypes::float32, dtypes::float64}) {
+      INFO(d.name());
+      Arr a = random_arr({2, 5}, -2, 2, d, 11);
+      Tensor x = to_tensor(a, d).requires_grad_();
+      // d/dx sum(x * x * 0.5 + exp(x)) = x + exp(x), accumulated in float32 for half types.
+      (x * x * 0.5 + x.exp()).sum().backward();
+      REQUIRE(x.grad().dtype() == d);
+      check_close(x.grad(), map(a, [](double v) { return v + std::exp(v); }), tol_for(d, 4),
+                  "x + exp(x)", d);
+    }
+  }
+
+  TEST_CASE("a non-contiguous leaf (a permuted view) gets a gradient of its own shape") {
+    Tensor base = f64({1, 2, 3, 4, 5, 6}, {2, 3});
+    Tensor x = base.permute({1, 0}).requires_grad_(); // realized into its own buffer
+    CHECK(x.shape() == Shape{3, 2});
+    (x * Tensor::arange(2).cast(dtypes::float64)).sum().backward();
+    CHECK(x.grad().shape() == Shape{3, 2});
+    CHECK(x.grad().to_vector<double>() == std::vector<double>{0, 1, 0, 1, 0, 1});
+    CHECK_FALSE(base.grad().defined());
+  }
+
   TEST_CASE("backward accumulates into grad; gradient() leaves grad alone") {
     Arr a = random_arr({4}, -2, 2, dtypes::float32, 3);
     Tensor x = to_tensor(a, dtypes::float32).requires_grad_();
