@@ -175,6 +175,11 @@ TEST_SUITE("tensor.autograd") {
     // Float modulo (x - floor(x / y) * y): away from its jumps.
     Arr a{{4}, {0.3, 2.2, -1.4, 5.1}}, b{{4}, {0.7, 1.5, 0.9, -2.0}};
     CHECK(gradcheck_at([](const std::vector<Tensor>& x) { return x[0].mod(x[1]); }, {a, b}));
+    // Float floor and truncating division: piecewise constant, zero gradient away from jumps.
+    CHECK(
+        gradcheck_at([](const std::vector<Tensor>& x) { return x[0].idiv(x[1]) + x[0]; }, {a, b}));
+    CHECK(gradcheck_at([](const std::vector<Tensor>& x) { return x[0].div_trunc(x[1]) * x[1]; },
+                       {a, b}));
   }
 
   TEST_CASE("gradcheck: where, clamp, cast") {
@@ -304,6 +309,10 @@ TEST_SUITE("tensor.autograd") {
                   2.0;
          }},
         {"index", [](const std::vector<Tensor>& x) { return x[0].index(-1, 1).square(); }},
+        {"contiguous",
+         [](const std::vector<Tensor>& x) {
+           return x[0].permute({1, 0, 2}).contiguous() * 3.0;
+         }},
     };
     for (const auto& [name, f] : ops) {
       INFO(name);
