@@ -10,7 +10,6 @@ std::string_view op_name(Ops op) {
     "PARAM", "DEFINE_VAR", "DEFINE_LOCAL", "DEFINE_REG", "SPECIAL", "BIND", "UNIQUE", "DEVICE",
     "SINK", "AFTER", "GROUP", "RANGE", "END", "BARRIER", "IF", "ENDIF", "KERNEL", "CALL",
     "INDEX", "LOAD", "STORE", "BUFFER", "COPY", "ASSIGN", "CONTIGUOUS", "DETACH",
-    "CONTIGUOUS_BACKWARD",
     "CONST", "IOTA", "VECTORIZE", "GEP",
     "CAST", "BITCAST",
     "EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL", "NEG", "TRUNC",
@@ -20,6 +19,7 @@ std::string_view op_name(Ops op) {
     "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
     "REDUCE",
     "WMMA", "CUSTOM",
+    "CONTIGUOUS_BACKWARD",
   };
   // clang-format on
   auto i = static_cast<size_t>(op);

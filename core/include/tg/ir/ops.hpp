@@ -12,8 +12,8 @@ enum class Ops : uint8_t {
   PARAM, DEFINE_VAR, DEFINE_LOCAL, DEFINE_REG, SPECIAL, BIND, UNIQUE, DEVICE,
   // structural: graph roots, ordering and control flow
   SINK, AFTER, GROUP, RANGE, END, BARRIER, IF, ENDIF, KERNEL, CALL,
-  // memory; CONTIGUOUS_BACKWARD is the identity whose gradient is made contiguous (autograd)
-  INDEX, LOAD, STORE, BUFFER, COPY, ASSIGN, CONTIGUOUS, DETACH, CONTIGUOUS_BACKWARD,
+  // memory
+  INDEX, LOAD, STORE, BUFFER, COPY, ASSIGN, CONTIGUOUS, DETACH,
   // constants and vectors; IOTA (tensor level) is 0, 1, ..., n-1 along its one axis
   CONST, IOTA, VECTORIZE, GEP,
   // casts
@@ -30,9 +30,12 @@ enum class Ops : uint8_t {
   REDUCE,
   // special
   WMMA, CUSTOM,
+  // tensor level, appended so that the numbers of the ops above (which plugins see) stay:
+  // the identity whose gradient is made contiguous (autograd)
+  CONTIGUOUS_BACKWARD,
 };
 // clang-format on
-inline constexpr int kNumOps = static_cast<int>(Ops::CUSTOM) + 1;
+inline constexpr int kNumOps = static_cast<int>(Ops::CONTIGUOUS_BACKWARD) + 1;
 static_assert(kNumOps <= 128, "OpSet holds at most 128 ops");
 
 std::string_view op_name(Ops op);
