@@ -129,7 +129,8 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   }
   // Elementwise and pass-through ops: every shaped source must agree.
   if (!(GroupOp::ALU.contains(op) || op == Ops::CAST || op == Ops::BITCAST ||
-        op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::COPY || op == Ops::ASSIGN))
+        op == Ops::CONTIGUOUS || op == Ops::DETACH || op == Ops::CONTIGUOUS_BACKWARD ||
+        op == Ops::COPY || op == Ops::ASSIGN))
     return no_shape();
   const UOp* first = nullptr;
   for (const UOpPtr& s : src) {

@@ -224,6 +224,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set(DEVICE, 0, 0, arg_is<std::string>("the device spec"));
     set(CONTIGUOUS, 1, -1);
     set(DETACH, 1, 1);
+    set(CONTIGUOUS_BACKWARD, 1, 1);
     set(COPY, 1, -1);
     set(ASSIGN, 2, -1);
     set(IF, 1, -1);

@@ -200,6 +200,7 @@ private:
     case Ops::IOTA:
       return idx[0]->dtype == u->dtype ? idx[0] : idx[0].get()->cast(u->dtype);
     case Ops::DETACH:
+    case Ops::CONTIGUOUS_BACKWARD:
     case Ops::CONTIGUOUS:
       return value(u->src[0], idx, valid);
     case Ops::RESHAPE:

@@ -144,7 +144,8 @@ UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) 
       buffers_in_order.push_back(u);
       r = UOp::make(Ops::BUFFER, u->dtype,
                     {UOp::make(Ops::UNIQUE, dtypes::void_, {}, -1 - k), u->src[1]}, u->arg);
-    } else if (u->op == Ops::DETACH) { // only autograd sees DETACH
+    } else if (u->op == Ops::DETACH ||
+               u->op == Ops::CONTIGUOUS_BACKWARD) { // only autograd sees them
       r = src[0];
     } else if (u->op == Ops::REDUCE && (r = split_reduce(*u, src[0]))) {
       // split in two kernels

@@ -124,11 +124,16 @@ Tensor make(UOpPtr uop, const std::vector<const Tensor*>& parents) {
     merge_buffers(bufs, p->state()->buffers);
     merge_var_vals(vals, p->state()->var_vals);
   }
+  // Gradients flow into float results of tensors that require them, except through detach.
+  bool grad = false;
+  if (uop->dtype.is_float() && uop->op != Ops::DETACH)
+    for (const Tensor* p : parents) grad = grad || p->state()->requires_grad;
   // An op runs where its first source is (a COPY moves it: its destination).
   Tensor t = parents.empty() || uop->op == Ops::COPY
                  ? Tensor(std::move(uop), std::move(bufs))
                  : Tensor(std::move(uop), std::move(bufs), parents.front()->state()->device);
   t.state()->var_vals = std::move(vals);
+  t.state()->requires_grad = grad;
   return t;
 }
 
@@ -144,6 +149,7 @@ Tensor with_bindings(Tensor t, const Arg& arg) {
   }
   return t;
 }
+
 Tensor make(UOpPtr uop, std::initializer_list<const Tensor*> parents) {
   return make(std::move(uop), std::vector<const Tensor*>(parents));
 }
@@ -171,6 +177,21 @@ int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what) {
   return a;
 }
 
+void keep_forward(TensorState& s) {
+  // (an ASSIGN's graph names the memory it overwrites: it says nothing about gradients)
+  if (!s.requires_grad || s.grad_leaf || s.forward || s.uop->op == Ops::ASSIGN) return;
+  s.forward = s.uop;
+  s.forward_buffers = s.buffers;
+}
+
+std::vector<std::shared_ptr<TensorState>> live_states() {
+  std::vector<std::shared_ptr<TensorState>> live;
+  std::lock_guard lock(g_live_mu);
+  for (const auto& w : g_live)
+    if (auto s = w.lock()) live.push_back(std::move(s));
+  return live;
+}
+
 void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,
                    const std::vector<std::shared_ptr<Buffer>>& buffers) {
   std::unordered_map<const UOp*, UOpPtr> replace;
@@ -187,6 +208,7 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
   }
   for (const auto& s : live) {
     if (auto it = which.find(s->uop.get()); it != which.end()) {
+      keep_forward(*s);
       s->uop = results[it->second];
       s->buffers = {buffers[it->second]};
       continue;
@@ -195,6 +217,7 @@ void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& 
     // Rebuild the graph with every realized node in it replaced by its result.
     UOpPtr rebuilt = substitute(s->uop, replace);
     if (rebuilt == s->uop) continue;
+    keep_forward(*s);
     std::vector<std::shared_ptr<Buffer>> all = s->buffers;
     merge_buffers(all, buffers);
     s->uop = rebuilt;

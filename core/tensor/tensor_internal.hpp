@@ -18,6 +18,16 @@ struct TensorState {
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::string device; // kept: finding it in the graph costs the graph's depth
   VarVals var_vals;   // values of the variables in symbolic shapes (never in the graph)
+  // Autograd (gradient.cpp): whether gradients flow to this tensor, whether it is a leaf the
+  // user marked (requires_grad_(true); backward() fills only leaves' grad, as PyTorch), and
+  // the accumulated gradient (undefined until a backward reaches it).
+  bool requires_grad = false;
+  bool grad_leaf = false;
+  Tensor grad;
+  // A realized tensor that requires grad (not a leaf) keeps the graph it was computed by, and
+  // that graph's buffers, so gradients still flow through it (apply_results sets them).
+  UOpPtr forward;
+  std::vector<std::shared_ptr<Buffer>> forward_buffers;
 };
 
 namespace detail {
@@ -34,6 +44,10 @@ UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Sh
 DType scalar_dtype(const Scalar& s);
 // `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what);
+// Saves s.uop as s.forward before a realize replaces it, when gradients need it.
+void keep_forward(TensorState& s);
+// Every tensor state alive now (autograd finds the leaves of a graph among them).
+std::vector<std::shared_ptr<TensorState>> live_states();
 // Replaces realized nodes by their results in every live tensor (tinygrad's becomes_map).
 void apply_results(const std::vector<UOpPtr>& roots, const std::vector<UOpPtr>& results,
                    const std::vector<std::shared_ptr<Buffer>>& buffers);

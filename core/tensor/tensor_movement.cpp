@@ -350,6 +350,9 @@ Tensor& Tensor::assign(const Tensor& value) {
   Tensor t = detail::make(a, {this, &v});
   state_->uop = t.uop();
   state_->buffers = t.state()->buffers;
+  // Overwritten: the graph it was computed by no longer describes its memory.
+  state_->forward = nullptr;
+  state_->forward_buffers.clear();
   return *this;
 }
 

@@ -242,6 +242,32 @@ public:
   // The scalar as a tensor of this one's device and the promoted dtype (tinygrad's rules).
   Tensor scalar_like(Scalar s) const;
 
+  // ---- autograd (gradient.cpp) ----------------------------------------------------------
+  // Gradients are derivative rules over the primitive graph nodes (tinygrad's pm_gradient):
+  // the backward graph is ordinary lazy tensor ops that schedule and fuse like any other.
+  //
+  // Whether gradients flow to this tensor. Results of ops on tensors that require grad do too
+  // (detach() does not). A tensor marked by requires_grad_(true) is a leaf: backward() fills
+  // its grad(). Only floating-point tensors can require grad.
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  // The gradient accumulated by backward(); an undefined Tensor until one reaches this tensor.
+  Tensor grad() const;
+  void set_grad(Tensor g); // replaces it (an undefined tensor clears it), as `t.grad = g`
+  // d(this)/d(leaf) for every leaf with requires_grad in this tensor's graph, added to the
+  // leaves' grad(). Without `gradient` this tensor must have one element (d(this) = 1);
+  // otherwise `gradient` has this tensor's shape (the vector of the vector-Jacobian product).
+  const Tensor& backward(const Tensor& gradient = {}) const;
+  // The gradients of this tensor with respect to `targets` (same order and shapes), without
+  // touching grad(). Raises tg::Error when a target is not in this tensor's graph.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               const Tensor& gradient = {}) const;
+  // The identity going forward; its gradient is made contiguous (realized as its own buffer).
+  Tensor contiguous_backward() const;
+  // Training mode (tinygrad's Tensor.training): layers such as dropout read it. Set it for a
+  // scope with tg::Train.
+  static bool training;
+
   // Internal: used by the scheduler after realizing.
   const std::shared_ptr<TensorState>& state() const { return state_; }
 
@@ -273,5 +299,17 @@ inline Tensor operator%(const Tensor& a, const Tensor& b) { return a.mod(b); }
 
 // The dtype of host type T (float -> float32, int8_t -> int8, bool -> bool, ...).
 template <class T> DType dtype_of();
+
+// Sets Tensor::training for a scope and restores it after (tinygrad's `with Tensor.train():`).
+class Train {
+public:
+  explicit Train(bool mode = true) : prev_(Tensor::training) { Tensor::training = mode; }
+  ~Train() { Tensor::training = prev_; }
+  Train(const Train&) = delete;
+  Train& operator=(const Train&) = delete;
+
+private:
+  bool prev_;
+};
 
 } // namespace tg

@@ -30,9 +30,12 @@ enum class Ops : uint8_t {
   REDUCE,
   // special
   WMMA, CUSTOM,
+  // tensor level, appended so that the numbers of the ops above (which plugins see) stay:
+  // the identity whose gradient is made contiguous (autograd)
+  CONTIGUOUS_BACKWARD,
 };
 // clang-format on
-inline constexpr int kNumOps = static_cast<int>(Ops::CUSTOM) + 1;
+inline constexpr int kNumOps = static_cast<int>(Ops::CONTIGUOUS_BACKWARD) + 1;
 static_assert(kNumOps <= 128, "OpSet holds at most 128 ops");
 
 std::string_view op_name(Ops op);
