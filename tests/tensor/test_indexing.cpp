@@ -258,6 +258,51 @@ TEST_SUITE("tensor.indexing") {
     CHECK_THROWS_AS(ex.setitem({0}, tg::Scalar(1)), tg::Error);
   }
 
+  TEST_CASE("setitem: separated tensor indices on 3-d, int + duplicates, int8 and float16") {
+    struct Case {
+      std::vector<RIdx> idx;
+      Shape value_shape;
+    };
+    const std::vector<Case> cases{
+        {{R::array({0, 2}), R::slice(), R::array({1, -1})}, {2, 4}}, // index axes first
+        {{R::integer(1), R::array({0, 3, 3}), R::slice(1, 4)}, {3, 3}},
+        {{R::slice(), R::array({1, 1}, {2, 1}), R::array({0, 2, 4}, {1, 3})}, {3, 1, 3}},
+        {{R::array({2}), R::none(), R::slice({}, {}, -1), R::array({3})}, {1, 1, 4}},
+    };
+    for (DType d : {kI8, kF16}) {
+      for (const Case& c : cases) {
+        INFO(d.name() << " " << describe(c.idx) << " = " << shape_s(c.value_shape));
+        Arr a = random_arr({3, 4, 5}, -20, 20, d, 17);
+        Arr v = random_arr(c.value_shape, -20, 20, d, 18);
+        Tensor t = to_tensor(a, d);
+        check_close(t.getitem(to_indices(c.idx)).contiguous(), ref_getitem(a, c.idx), {},
+                    "getitem before", d);
+        t.setitem(to_indices(c.idx), to_tensor(v, d));
+        check_close(t, ref_setitem(a, c.idx, v), {}, "setitem", d);
+      }
+    }
+  }
+
+  TEST_CASE("zero-size and 0-d inputs") {
+    Tensor e = Tensor::zeros({0, 3});
+    CHECK(e.gather(0, ints({}, {0, 3})).shape() == Shape{0, 3});
+    CHECK(e.index_select(1, ints({2, 0}, {2})).shape() == Shape{0, 2});
+    CHECK(Tensor::ones({2, 3}).gather(1, ints({}, {2, 0})).shape() == Shape{2, 0});
+    check_close(Tensor::ones({2, 3}).scatter(1, ints({}, {2, 0}), Tensor::zeros({2, 0})),
+                Arr{{2, 3}, std::vector<double>(6, 1)}, {}, "scatter of nothing");
+    CHECK(Tensor::ones({4}).masked_select(Tensor::zeros({4}, kBool)).shape() == Shape{0});
+    CHECK(e.masked_fill(Tensor::ones({3}, kBool), tg::Scalar(2)).shape() == Shape{0, 3});
+    CHECK(Tensor::ones({3})[std::vector<int64_t>{}].shape() == Shape{0});
+    // 0-d input: gather / index_select / masked_fill / masked_select / one_hot.
+    Tensor s = Tensor::full({}, 4.5);
+    CHECK(s.gather(0, ints({0}, {}).reshape({})).item<float>() == 4.5f);
+    CHECK(s.index_select(0, ints({0}, {1})).item<float>() == 4.5f);
+    CHECK(s.masked_fill(Tensor::full({}, true), tg::Scalar(1)).item<float>() == 1.0f);
+    CHECK(s.masked_select(Tensor::full({}, true)).to_vector<float>() == std::vector<float>{4.5f});
+    CHECK(ints({2}, {}).reshape({}).one_hot(4).to_vector<int64_t>() ==
+          std::vector<int64_t>{0, 0, 1, 0});
+  }
+
   TEST_CASE("gather, index_select, take_along_dim") {
     for (DType d : {kF32, kI32, kBool, kF16}) {
       INFO(d.name());
