@@ -186,7 +186,7 @@ Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) co
   Shape s = x.shape(), unsq = s, expd = s, fin = s;
   unsq.insert(unsq.begin() + d + 1, 1);
   expd.insert(expd.begin() + d + 1, repeats);
-  fin[static_cast<size_t>(d)] = s[static_cast<size_t>(d)] * repeats;
+  fin[static_cast<size_t>(d)] = x.size(d) * repeats;
   return x.reshape(unsq).expand(expd).reshape(fin);
 }
 

@@ -122,6 +122,8 @@ TEST_SUITE("tensor.indexing") {
         {R::none(), R::array({1}), R::ellipsis(), R::slice(1, 4)},
         {R::ellipsis(), R::array({4, 3, 2, 1, 0}, {5})},
         {R::array({}, {0}), R::slice()}, // an empty index tensor
+        {R::slice(0, 2), R::array({1, 3, 0}), R::none(), R::array({4, 0, 2})}, // to the front
+        {R::none(), R::array({2, 0}), R::slice(), R::array({1})}, // None kept: separated
     };
     for (DType d : {kF32, kI32, kBool, kF16}) {
       for (const std::string& view :
@@ -268,6 +270,7 @@ TEST_SUITE("tensor.indexing") {
         {{R::integer(1), R::array({0, 3, 3}), R::slice(1, 4)}, {3, 3}},
         {{R::slice(), R::array({1, 1}, {2, 1}), R::array({0, 2, 4}, {1, 3})}, {3, 1, 3}},
         {{R::array({2}), R::none(), R::slice({}, {}, -1), R::array({3})}, {1, 1, 4}},
+        {{R::slice(1, 3), R::array({0, 3}), R::none(), R::array({4, 4})}, {2, 1, 1}},
     };
     for (DType d : {kI8, kF16}) {
       for (const Case& c : cases) {

@@ -54,7 +54,10 @@ double pad_ref_at(const Arr& x, const Pairs& p, const std::string& mode,
 
 Arr pad_ref(const Arr& x, const Pairs& p, const std::string& mode) {
   Shape s = x.shape;
-  for (size_t k = 0; k < s.size(); ++k) s[k] += p[k].first + p[k].second;
+  for (size_t k = 0; k < s.size(); ++k) {
+    const int64_t n = s[k];
+    s[k] = n + p[k].first + p[k].second;
+  }
   return generate(s, [&](const std::vector<int64_t>& o) { return pad_ref_at(x, p, mode, o); });
 }
 
