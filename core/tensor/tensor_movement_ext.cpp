@@ -43,8 +43,7 @@ Tensor zero_like_dtype(const Tensor& t) {
 
 // ---- pad modes ------------------------------------------------------------------------------
 
-Tensor Tensor::pad(std::initializer_list<int64_t> flat, const std::string& mode,
-                   Scalar value) const {
+Tensor Tensor::pad(std::initializer_list<int64_t> flat, const PadMode& mode, Scalar value) const {
   const std::vector<int64_t> padding(flat);
   if (padding.size() % 2 != 0 || static_cast<int64_t>(padding.size()) > 2 * ndim())
     throw Error("pad: padding " + join(padding) + " must have an even length of at most " +
@@ -56,8 +55,9 @@ Tensor Tensor::pad(std::initializer_list<int64_t> flat, const std::string& mode,
   return pad(pairs, mode, value);
 }
 
-Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const std::string& mode,
+Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMode& pad_mode,
                    Scalar value) const {
+  const std::string& mode = pad_mode.name;
   if (static_cast<int64_t>(padding.size()) != ndim())
     throw Error("pad: " + std::to_string(padding.size()) + " (before, after) pairs for shape " +
                 shape_str(shape()) + "; give one pair per axis");

@@ -101,6 +101,10 @@ TEST_SUITE("tensor.indexing") {
     const Pairs p3{{1, 1}, {2, 2}, {3, 3}};
     check_close(tv.pad(p3, "reflect"), pad_ref(v, p3, "reflect"), {}, "3-d reflect");
     check_close(tv.pad(p3, "circular"), pad_ref(v, p3, "circular"), {}, "3-d circular");
+    // An integer value next to pairs is still the constant form, never a mode.
+    check_close(tv.pad(p3, 0), pad(v, p3, 0), {}, "pairs, value 0");
+    check_close(tv.pad({{1, 0}, {0, 0}, {2, 1}}, 3), pad(v, {{1, 0}, {0, 0}, {2, 1}}, 3), {},
+                "pairs, value 3");
     // Pair form with a constant value still works; reflect/replicate of a padded view.
     CHECK(kernels(tv.pad(p3, "circular")) == 0); // views of the realized buffer
     CHECK(kernels(tv.pad(p3, "reflect")) == 1);  // three cats fused into one kernel

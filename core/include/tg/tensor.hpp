@@ -25,6 +25,15 @@ struct TensorState;
 struct ScheduleItem;
 struct Index; // one entry of a getitem/setitem index (below the class)
 
+// pad's mode as PyTorch spells it: "constant", "reflect", "replicate" or "circular". A string
+// literal or std::string, never an integer (so t.pad(pairs, 0) stays the constant-value form).
+struct PadMode {
+  std::string name;
+  template <size_t N>
+  PadMode(const char (&s)[N]) : name(s) {}   // NOLINT(google-explicit-constructor)
+  PadMode(const std::string& s) : name(s) {} // NOLINT(google-explicit-constructor)
+};
+
 // A Python-like scalar operand: bool, integer or float. Integers become the tensor's dtype
 // (int32 next to bool), floats a float dtype (float32 next to integers), as in tinygrad.
 struct Scalar {
@@ -273,9 +282,9 @@ public:
   // ...), at most one pair per axis; mode "constant" (with value), "reflect", "replicate" or
   // "circular"; negative padding crops. The pair form is one (before, after) per axis.
   // (The flat form is a braced list: t.pad({1, 2}, "reflect"); a vector of pairs is per axis.)
-  Tensor pad(std::initializer_list<int64_t> padding, const std::string& mode = "constant",
+  Tensor pad(std::initializer_list<int64_t> padding, const PadMode& mode = "constant",
              Scalar value = 0) const;
-  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const std::string& mode,
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMode& mode,
              Scalar value = 0) const;
   Tensor repeat(std::vector<int64_t> repeats) const; // torch.Tensor.repeat (len >= ndim)
   Tensor tile(std::vector<int64_t> dims) const;      // torch.tile (dims padded with leading 1s)
