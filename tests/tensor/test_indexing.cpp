@@ -236,6 +236,20 @@ TEST_SUITE("tensor.indexing") {
         check_close(alias, want, {}, "setitem through a copy", d);
       }
     }
+    // Values that read the tensor being written: a row swap (tensor indices) and an
+    // overlapping shift (a view): every old value is read before it is overwritten.
+    {
+      Arr a = random_arr({5, 7}, -20, 20, kF32, 19);
+      Tensor t = to_tensor(a, kF32);
+      t.setitem({ints({0, 1}, {2})}, t[ints({1, 0}, {2})]);
+      Arr want = a;
+      for (size_t j = 0; j < 7; ++j) std::swap(want.v[j], want.v[7 + j]);
+      check_close(t, want, {}, "row swap");
+      t.setitem({Slice{1, {}}}, t[Slice{{}, -1}]);
+      for (size_t i = 4; i >= 1; --i)
+        for (size_t j = 0; j < 7; ++j) want.v[i * 7 + j] = want.v[(i - 1) * 7 + j];
+      check_close(t, want, {}, "overlapping shift x[1:] = x[:-1]");
+    }
     // A lazy target is realized first; a scalar value; a mask.
     Tensor l = Tensor::arange(12).reshape({3, 4}) * 2;
     l.setitem({Slice{}, 1}, tg::Scalar(-1));
