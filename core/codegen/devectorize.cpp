@@ -96,6 +96,8 @@ std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width) {
       addr.push_back(idx->src[t]);
     else if (idx->dtype.count == 1)
       addr.push_back(t == 0 ? idx : simplify(idx + static_cast<int64_t>(t)));
+    else if (idx->dtype.count == width) // a vector address not built by VECTORIZE: its lanes
+      addr.push_back(simplify(gep1(idx, static_cast<int64_t>(t))));
     else
       throw Error("codegen: devectorize: address of the wrong width: " + index->str());
     if (index->src.size() > 2) gate.push_back(gep1(index->src[2], static_cast<int64_t>(t)));

@@ -23,6 +23,16 @@ namespace tg {
 class Buffer;
 struct TensorState;
 struct ScheduleItem;
+struct Index; // one entry of a getitem/setitem index (below the class)
+
+// pad's mode as PyTorch spells it: "constant", "reflect", "replicate" or "circular". A string
+// literal or std::string, never an integer (so t.pad(pairs, 0) stays the constant-value form).
+struct PadMode {
+  std::string name;
+  template <size_t N>
+  PadMode(const char (&s)[N]) : name(s) {}   // NOLINT(google-explicit-constructor)
+  PadMode(const std::string& s) : name(s) {} // NOLINT(google-explicit-constructor)
+};
 
 // A Python-like scalar operand: bool, integer or float. Integers become the tensor's dtype
 // (int32 next to bool), floats a float dtype (float32 next to integers), as in tinygrad.
@@ -239,6 +249,71 @@ public:
   Tensor& assign(Scalar value);
   Tensor detach() const;
 
+  // ---- indexing and movement (issue #5 part C: getitem, setitem, gather/scatter, pad modes)
+  // t[i], t[{i, j, ...}]: numpy/PyTorch indexing with ints, Slices, None (newaxis), Ellipsis,
+  // integer index tensors (gathered, broadcast together; separated ones move to the front) and
+  // boolean masks (realized on the host to find their true elements: a sync point).
+  // Basic indices (ints, slices, None, Ellipsis) are views; tensor indices one-hot and sum.
+  Tensor operator[](const Index& i) const;
+  Tensor operator[](std::initializer_list<Index> indices) const;
+  Tensor getitem(std::vector<Index> indices) const;
+  // t[indices] = value (broadcast, cast to dtype()), written into this tensor's buffer (a lazy
+  // tensor is realized first) and realized, as tinygrad's __setitem__; copies see it.
+  Tensor& setitem(std::vector<Index> indices, const Tensor& value);
+  Tensor& setitem(std::vector<Index> indices, Scalar value);
+  // PyTorch's gather/scatter: index has this tensor's rank and is no larger than it off `dim`
+  // (and than src). Index values are not range-checked (that needs a sync): out of range
+  // selects nothing (gather gives 0). scatter: the last of duplicate indices wins.
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  // reduce: "" (replace), "add" or "multiply", as torch.scatter's value form.
+  Tensor scatter(int64_t dim, const Tensor& index, Scalar value,
+                 const std::string& reduce = "") const;
+  // reduce: "sum", "prod", "mean", "amax" or "amin" (integer mean rounds down, as PyTorch).
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
+                        const std::string& reduce, bool include_self = true) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const; // index: 1-D or 0-d integers
+  // dim nullopt: both flattened. Otherwise indices broadcast with this tensor off `dim`.
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = {}) const;
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;        // mask: bool, broadcastable
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const; // value: 0-d
+  // The elements where mask (bool, broadcast with this tensor) is true, as 1-D. The output
+  // size depends on the mask's values, so the mask is realized and read on the host.
+  Tensor masked_select(const Tensor& mask) const;
+  // torch.nn.functional.pad: `padding` is flat, last axis first: (left, right, top, bottom,
+  // ...), at most one pair per axis; mode "constant" (with value), "reflect", "replicate" or
+  // "circular"; negative padding crops. The pair form is one (before, after) per axis.
+  // (The flat form is a braced list: t.pad({1, 2}, "reflect"); a vector of pairs is per axis.)
+  Tensor pad(std::initializer_list<int64_t> padding, const PadMode& mode = "constant",
+             Scalar value = 0) const;
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMode& mode,
+             Scalar value = 0) const;
+  Tensor repeat(std::vector<int64_t> repeats) const; // torch.Tensor.repeat (len >= ndim)
+  Tensor tile(std::vector<int64_t> dims) const;      // torch.tile (dims padded with leading 1s)
+  // Each element `repeats` times along dim (nullopt: of the flattened tensor).
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = {}) const;
+  // Element i repeats[i] times (repeats known on the host, one per element along dim).
+  Tensor repeat_interleave(const std::vector<int64_t>& repeats,
+                           std::optional<int64_t> dim = {}) const;
+  // dims empty: the flattened tensor is rolled by shifts[0] and reshaped back.
+  Tensor roll(std::vector<int64_t> shifts, std::vector<int64_t> dims = {}) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(std::vector<int64_t> split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor unflatten(int64_t dim, std::vector<int64_t> sizes) const; // one size may be -1
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor movedim(std::vector<int64_t> source, std::vector<int64_t> destination) const;
+  Tensor tril(int64_t diagonal = 0) const; // of the last two axes
+  Tensor triu(int64_t diagonal = 0) const;
+  // 1-D: a square matrix with this on diagonal `diagonal`; 2-D: that diagonal as 1-D.
+  Tensor diag(int64_t diagonal = 0) const;
+  // Integer classes -> int64 one-hot rows (PyTorch). num_classes -1: max + 1, which realizes
+  // this tensor to read its maximum. Out-of-range classes give an all-zero row (unchecked).
+  Tensor one_hot(int64_t num_classes = -1) const;
+  // indexing "ij" (matrix) or "xy" (Cartesian: the first two outputs' axes swapped).
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
+                                      const std::string& indexing = "ij");
+
   // The scalar as a tensor of this one's device and the promoted dtype (tinygrad's rules).
   Tensor scalar_like(Scalar s) const;
 
@@ -296,6 +371,34 @@ inline Tensor operator&(const Tensor& a, const Tensor& b) { return a.bitwise_and
 inline Tensor operator|(const Tensor& a, const Tensor& b) { return a.bitwise_or(b); }
 inline Tensor operator^(const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); }
 inline Tensor operator%(const Tensor& a, const Tensor& b) { return a.mod(b); }
+
+// ---- indexing (issue #5 part C) ------------------------------------------------------------
+// None / newaxis inserts an axis of size 1; Ellipsis stands for as many full slices as needed.
+struct NewAxis {};
+struct EllipsisIndex {};
+inline constexpr NewAxis None{}, newaxis{};
+inline constexpr EllipsisIndex Ellipsis{};
+
+// One entry of an index: an integer (negative counts from the end), a Slice, None, Ellipsis,
+// an integer tensor (or host list) of positions, or a boolean mask tensor.
+struct Index {
+  enum class Kind { Int, Slice, NewAxis, EllipsisIndex, Tensor, List };
+  Kind kind = Kind::Slice;
+  int64_t i = 0;             // Int
+  tg::Slice slice;           // Slice
+  tg::Tensor tensor;         // Tensor
+  std::vector<int64_t> list; // List: a host list of positions (Python's t[[0, 2]])
+
+  // Implicit, as Python's index expressions mix these freely. bool is not an index.
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Index(T v)
+      : kind(Kind::Int), i(static_cast<int64_t>(v)) {}                                    // NOLINT
+  Index(tg::Slice s) : kind(Kind::Slice), slice(s) {}                                     // NOLINT
+  Index(NewAxis) : kind(Kind::NewAxis) {}                                                 // NOLINT
+  Index(EllipsisIndex) : kind(Kind::EllipsisIndex) {}                                     // NOLINT
+  Index(tg::Tensor t) : kind(Kind::Tensor), tensor(std::move(t)) {}                       // NOLINT
+  Index(std::vector<int64_t> positions) : kind(Kind::List), list(std::move(positions)) {} // NOLINT
+};
 
 // The dtype of host type T (float -> float32, int8_t -> int8, bool -> bool, ...).
 template <class T> DType dtype_of();
