@@ -512,6 +512,29 @@ TEST_SUITE("tensor.nnfunc") {
                 "linear", f);
   }
 
+  TEST_CASE("pooling a permuted (non-contiguous) input; zero-size batches") {
+    const DType f = dtypes::float32;
+    Arr xs = random_arr({2, 7, 6, 3}, -2, 2, f, 91);
+    Tensor tx = t_of(xs).permute({0, 3, 1, 2}); // (2, 3, 7, 6) read through a permute
+    Arr x = permute(xs, {0, 3, 1, 2});
+    auto [mv, mi] = max_pool2d_ref(x, {3, 2}, {2, 1}, {1, 0}, {1, 2}, false);
+    auto [tv, ti] = tx.max_pool2d_with_indices({3, 2}, Tensor::IntOrTuple{2, 1}, {1, 0}, {1, 2});
+    check_close(tv, mv, {}, "max_pool2d of a permuted input", f);
+    check_close(ti, mi, {}, "indices of a permuted input", dtypes::int32);
+    check_close(tx.avg_pool2d(3, 2, 1, true, false),
+                avg_pool2d_ref(x, {3, 3}, {2, 2}, {1, 1}, true, false, {}), tol_for(f, 4),
+                "avg_pool2d of a permuted input", f);
+    // A batch of 0 gives an empty result of the right shape.
+    Tensor e = Tensor::zeros({0, 3, 5, 5});
+    Tensor ce = e.conv2d(Tensor::ones({4, 3, 3, 3}), Tensor::ones({4}), 1, 1);
+    CHECK(ce.shape() == Shape{0, 4, 5, 5});
+    CHECK(ce.to_vector<float>().empty());
+    Tensor pe = e.max_pool2d(2);
+    CHECK(pe.shape() == Shape{0, 3, 2, 2});
+    CHECK(pe.to_vector<float>().empty());
+    CHECK(e.mse_loss(e, "sum").item<float>() == 0);
+  }
+
   TEST_CASE("bad input to conv and pooling raises tg::Error naming the shapes") {
     Tensor x = Tensor::zeros({2, 4, 6, 6}), w = Tensor::zeros({8, 3, 3, 3});
     CHECK(has(error_of([&] { (void)x.conv2d(w); }),
