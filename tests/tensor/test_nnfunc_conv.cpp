@@ -500,6 +500,20 @@ TEST_SUITE("tensor.nnfunc") {
           {i[0], i[1], nearest(i[2], 0.5f, 5, false), nearest(i[3], 1.0f / 1.5f, 4, false)});
     });
     check_close(tx.interpolate({}, {2.0, 1.5}), want, {}, "scale_factor (2, 1.5)", f);
+    // bilinear by scale_factor 1.7: size floor(5 * 1.7) = 8 and floor(4 * 1.7) = 6, but the
+    // source step is 1/1.7 (PyTorch without recompute_scale_factor), not in/out.
+    const float st = static_cast<float>(1.0 / 1.7);
+    Arr wantb = generate({2, 3, 8, 6}, [&](const std::vector<int64_t>& i) {
+      const double hs = lin(i[2], st, false), ws = lin(i[3], st, false);
+      const int64_t h0 = std::min<int64_t>(static_cast<int64_t>(hs), 4),
+                    w0 = std::min<int64_t>(static_cast<int64_t>(ws), 3);
+      const int64_t h1 = std::min<int64_t>(h0 + 1, 4), w1 = std::min<int64_t>(w0 + 1, 3);
+      const double lh = hs - static_cast<double>(h0), lw = ws - static_cast<double>(w0);
+      return (1 - lh) * ((1 - lw) * x.at({i[0], i[1], h0, w0}) + lw * x.at({i[0], i[1], h0, w1})) +
+             lh * ((1 - lw) * x.at({i[0], i[1], h1, w0}) + lw * x.at({i[0], i[1], h1, w1}));
+    });
+    check_close(tx.interpolate({}, {1.7}, "bilinear"), wantb, tol_for(f, 4),
+                "bilinear scale_factor 1.7", f);
     // 1-D linear.
     Arr x1 = random_arr({1, 2, 6}, -2, 2, f, 82);
     Arr want1 = generate({1, 2, 4}, [&](const std::vector<int64_t>& i) {
