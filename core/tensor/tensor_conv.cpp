@@ -374,8 +374,11 @@ std::pair<Tensor, Tensor> max_pool_nd(const Tensor& x, const Tensor::IntOrTuple&
   const Pairs pads = ceil_mode ? ceil_pads(x, a) : a.pads;
   const auto axes = last_axes(nsp);
   Tensor pooled = pool_view(pad_spatial(x, pads, lowest(x.dtype())), a.k, a.s, a.d, op);
-  Tensor m = pooled.max(axes);
-  if (!indices) return {m, Tensor()};
+  if (!indices) return {pooled.max(axes), Tensor()};
+  // The values and the indices share one max reduce (keepdim) instead of pooling twice.
+  Tensor mk = pooled.max(axes, true);
+  Shape vs(mk.shape().begin(), mk.shape().end() - static_cast<std::ptrdiff_t>(nsp));
+  Tensor m = mk.reshape(vs);
   // The first maximum has the largest countdown value n - flat_index.
   const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
   Shape plane(x.shape().begin() + static_cast<std::ptrdiff_t>(nd), x.shape().end());
@@ -384,7 +387,7 @@ std::pair<Tensor, Tensor> max_pool_nd(const Tensor& x, const Tensor::IntOrTuple&
   Tensor count =
       Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, x.device()).reshape(plane);
   Tensor cw = pool_view(pad_spatial(count, pads, int64_t{0}), a.k, a.s, a.d, op);
-  Tensor is_max = pooled.eq(pooled.max(axes, true));
+  Tensor is_max = pooled.eq(mk);
   Tensor idx = is_max.where(cw, 0).max(axes);
   return {m, idx.mul(-1).add(n)};
 }
@@ -404,24 +407,24 @@ Tensor avg_pool_nd(const Tensor& x, const Tensor::IntOrTuple& kernel,
   if (divisor) {
     r = sum.div(static_cast<double>(*divisor));
   } else {
-    // The count: window elements inside the input, plus the regular padding when counted
-    // (never the extra padding ceil_mode adds).
-    Shape plane(x.shape().end() - static_cast<std::ptrdiff_t>(nsp), x.shape().end());
-    Tensor ones = Tensor::ones(plane, xf.dtype(), x.device());
+    // The count per window, by PyTorch's formula from aranges (elementwise, so it fuses into
+    // the sum's kernel): the window [o*s - p, min(o*s - p + k, i + p)), clipped to the input
+    // [0, i) unless padding counts; never the extra padding ceil_mode adds.
+    const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
+    const int64_t nd_out = sum.ndim();
     Tensor cnt;
-    if (count_include_pad) {
-      Pairs extra;
-      for (size_t j = 0; j < nsp; ++j)
-        extra.emplace_back(pads[j].first - a.pads[j].first, pads[j].second - a.pads[j].second);
-      Shape padded;
-      for (size_t j = 0; j < nsp; ++j)
-        padded.push_back(plane[j] + a.pads[j].first + a.pads[j].second);
-      cnt = pool_view(Tensor::ones(padded, xf.dtype(), x.device()).pad(extra), a.k, a.s, a.d, op)
-                .sum(axes);
-    } else {
-      cnt = pool_view(ones.pad(pads), a.k, a.s, a.d, op).sum(axes);
+    for (size_t j = 0; j < nsp; ++j) {
+      const int64_t o = sum.shape()[static_cast<size_t>(nd_out) - nsp + j];
+      const int64_t i = x.shape()[nd + j], p = a.pads[j].first;
+      Tensor start = Tensor::arange(o, dtypes::int32, x.device()).mul(a.s[j]).sub(p);
+      Tensor end = start.add(a.k[j]).minimum(i + p);
+      Tensor len = count_include_pad ? end.sub(start) : end.minimum(i).sub(start.maximum(0));
+      Shape sh(nsp, 1);
+      sh[j] = o;
+      len = len.reshape(sh);
+      cnt = cnt.defined() ? cnt.mul(len) : len;
     }
-    r = sum.div(cnt);
+    r = sum.div(cnt.cast(xf.dtype()));
   }
   return r.cast(xf.dtype());
 }

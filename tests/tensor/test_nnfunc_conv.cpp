@@ -340,7 +340,7 @@ TEST_SUITE("tensor.nnfunc") {
                 f);
   }
 
-  TEST_CASE("conv2d forward is one kernel on NULL (views add none), with and without bias") {
+  TEST_CASE("kernel counts on NULL: conv2d forward is one kernel (views add none)") {
     Tensor x = Tensor::empty({4, 8, 14, 14}, dtypes::float32, "NULL");
     Tensor w = Tensor::empty({16, 8, 3, 3}, dtypes::float32, "NULL");
     Tensor b = Tensor::empty({16}, dtypes::float32, "NULL");
@@ -350,6 +350,22 @@ TEST_SUITE("tensor.nnfunc") {
     Tensor wg = Tensor::empty({16, 4, 3, 2}, dtypes::float32, "NULL");
     CHECK(kernels(x.conv2d(wg, b, 1, "same", 1, 2).schedule()) == 1);
     CHECK(kernels(x.max_pool2d(2).schedule()) == 1);
+    // The bench shape, transposed convolution (its stride is a view too), pooling.
+    Tensor xb = Tensor::empty({64, 32, 28, 28}, dtypes::float32, "NULL");
+    Tensor wb = Tensor::empty({32, 32, 3, 3}, dtypes::float32, "NULL");
+    CHECK(kernels(xb.conv2d(wb, {}, 1, 1).schedule()) == 1);
+    Tensor wt = Tensor::empty({8, 4, 3, 3}, dtypes::float32, "NULL");
+    CHECK(kernels(x.conv_transpose2d(wt, {}, 2, 1, 1).schedule()) == 1);
+    // avg_pool's divisor is elementwise arithmetic on aranges: no second reduce.
+    CHECK(kernels(x.avg_pool2d(3, 2, 1, true, false).schedule()) == 1);
+    CHECK(kernels(x.avg_pool2d(3, 2, 1, true, true).schedule()) == 1);
+    // Values and indices share the max: the max (kept, it has two users), the first-index
+    // reduce, and a copy of the kept max into the values' own buffer.
+    auto [pv, pi] = x.max_pool2d_with_indices(3, 2, 1);
+    CHECK(kernels(Tensor::schedule_all({pv, pi})) == 3);
+    // Separable per-axis contractions: one kernel per spatial axis.
+    CHECK(kernels(x.adaptive_avg_pool2d({3, 5}).schedule()) == 2);
+    CHECK(kernels(x.interpolate(Tensor::IntOrTuple{20, 9}, {}, "bilinear").schedule()) == 2);
   }
 
   TEST_CASE("max_pool1d/2d with indices against a loop") {
