@@ -331,7 +331,9 @@ Tensor Tensor::dropout(double p, bool training) const {
     throw Error("dropout: probability has to be between 0 and 1, got " + std::to_string(p));
   if (!training || p == 0) return *this;
   if (p == 1) return mul(0);
-  Tensor keep = Tensor::rand(shape(), dtypes::float32, device()).ge(p);
+  // The mask is its own kernel, as tinygrad's dropout has it (rand_like(...) >= p).contiguous():
+  // threefry's long chain is not fused (and re-expanded) into every consumer.
+  Tensor keep = Tensor::rand(shape(), dtypes::float32, device()).ge(p).contiguous();
   return keep.where(*this, 0).div(1.0 - p).cast(least_upper_float(dtype()));
 }
 

@@ -339,6 +339,20 @@ TEST_SUITE("tensor.nnfunc") {
                 "causal", f);
     check_close(tq.scaled_dot_product_attention(tk, tv, {}, 0, false, 0.3), ref(0, 0.3),
                 tol_for(f, 4), "scale 0.3", f);
+    // dropout_p drops attention weights (threefry, same seed gives the same mask) and rescales.
+    Tensor::manual_seed(5);
+    std::vector<float> dropped =
+        tq.scaled_dot_product_attention(tk, tv, {}, 0.5).to_vector<float>();
+    Tensor::manual_seed(5);
+    Tensor wts = tq.matmul(tk.transpose()).mul(sc).softmax(-1);
+    Arr manual = from_tensor(wts.dropout(0.5).matmul(tv));
+    check_close(Tensor::from_vector(dropped, Shape{2, 3, 4, 5}), manual, tol_for(f, 4),
+                "dropout_p 0.5 = softmax(qk).dropout(0.5) @ v", f);
+    Arr plain = ref(0, sc);
+    double diff = 0;
+    for (size_t i = 0; i < plain.v.size(); ++i)
+      diff = std::max(diff, std::abs(plain.v[i] - dropped[i]));
+    CHECK(diff > 0.01);
     CHECK(has(error_of([&] { (void)tq.scaled_dot_product_attention(tv, tv); }),
               "query (2, 3, 4, 8), key (2, 3, 6, 5)"));
     CHECK(has(error_of([&] { (void)tq.scaled_dot_product_attention(tk, tv, t_of(am), 0, true); }),
