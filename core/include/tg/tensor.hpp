@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tg/ir/uop.hpp"
@@ -313,6 +314,128 @@ public:
   // indexing "ij" (matrix) or "xy" (Cartesian: the first two outputs' axes swapped).
   static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
                                       const std::string& indexing = "ij");
+  // ---- nn functional (issue #5 part D: tensor_nn.cpp, tensor_conv.cpp, tensor_loss.cpp) ------
+  // PyTorch's torch.nn.functional as Tensor methods (tinygrad's style), built from the ops above
+  // so they fuse and autograd covers them. An optional Tensor argument left out is PyTorch's None.
+
+  // An int or one int per spatial dimension (PyTorch's `int | tuple[int, ...]`).
+  struct IntOrTuple {
+    std::vector<int64_t> v;
+    IntOrTuple(int x) : v{x} {}     // NOLINT(google-explicit-constructor)
+    IntOrTuple(int64_t x) : v{x} {} // NOLINT(google-explicit-constructor)
+    IntOrTuple(std::initializer_list<int64_t> l) : v(l) {}
+    IntOrTuple(std::vector<int64_t> l) : v(std::move(l)) {} // NOLINT(google-explicit-constructor)
+  };
+  // Convolution padding: an int, one int per spatial dimension, or "same" / "valid".
+  struct ConvPadding {
+    std::vector<int64_t> v;
+    std::string mode;                // "" (use v), "same" or "valid"
+    ConvPadding(int x) : v{x} {}     // NOLINT(google-explicit-constructor)
+    ConvPadding(int64_t x) : v{x} {} // NOLINT(google-explicit-constructor)
+    ConvPadding(std::initializer_list<int64_t> l) : v(l) {}
+    ConvPadding(std::vector<int64_t> l) : v(std::move(l)) {} // NOLINT(google-explicit-constructor)
+    ConvPadding(const char* m) : mode(m) {}                  // NOLINT(google-explicit-constructor)
+    ConvPadding(std::string m) : mode(std::move(m)) {}       // NOLINT(google-explicit-constructor)
+  };
+  using OptTensor = std::optional<Tensor>;
+
+  // log(softmax(x)) computed max-shifted; log(sum(exp(x))) over `dims`, max-shifted (infinite
+  // maxima handled as PyTorch: logsumexp of all -inf is -inf).
+  Tensor log_softmax(int64_t dim = -1) const;
+  Tensor logsumexp(std::vector<int64_t> dims, bool keepdim = false) const;
+  // Einstein summation: "ij,jk->ik", implicit output ("ij,jk"), repeated indices ("ii->i"),
+  // "..." for broadcast dimensions.
+  static Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+  // x @ weight.T + bias, weight (out_features, in_features) as PyTorch.
+  Tensor linear(const Tensor& weight, const OptTensor& bias = {}) const;
+
+  // Convolutions: input (N, C_in, *spatial) or unbatched (C_in, *spatial), weight
+  // (C_out, C_in / groups, *kernel); tinygrad's conv2d over a pooled (im2col) view.
+  Tensor conv1d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                ConvPadding padding = 0, IntOrTuple dilation = 1, int64_t groups = 1) const;
+  Tensor conv2d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                ConvPadding padding = 0, IntOrTuple dilation = 1, int64_t groups = 1) const;
+  Tensor conv3d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                ConvPadding padding = 0, IntOrTuple dilation = 1, int64_t groups = 1) const;
+  // weight (C_in, C_out / groups, *kernel) as PyTorch.
+  Tensor conv_transpose1d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                          IntOrTuple padding = 0, IntOrTuple output_padding = 0, int64_t groups = 1,
+                          IntOrTuple dilation = 1) const;
+  Tensor conv_transpose2d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                          IntOrTuple padding = 0, IntOrTuple output_padding = 0, int64_t groups = 1,
+                          IntOrTuple dilation = 1) const;
+  // Pooling over the last 1 or 2 dimensions; stride defaults to kernel_size. The indices are
+  // PyTorch's: the flat index of the maximum within its (H, W) plane (int32, first maximum).
+  Tensor max_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, IntOrTuple dilation = 1, bool ceil_mode = false) const;
+  Tensor max_pool2d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, IntOrTuple dilation = 1, bool ceil_mode = false) const;
+  std::pair<Tensor, Tensor> max_pool1d_with_indices(IntOrTuple kernel_size,
+                                                    std::optional<IntOrTuple> stride = {},
+                                                    IntOrTuple padding = 0, IntOrTuple dilation = 1,
+                                                    bool ceil_mode = false) const;
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(IntOrTuple kernel_size,
+                                                    std::optional<IntOrTuple> stride = {},
+                                                    IntOrTuple padding = 0, IntOrTuple dilation = 1,
+                                                    bool ceil_mode = false) const;
+  Tensor avg_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, bool ceil_mode = false,
+                    bool count_include_pad = true) const;
+  Tensor avg_pool2d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                    std::optional<int64_t> divisor_override = {}) const;
+  // PyTorch's bins: output i averages [floor(i*in/out), ceil((i+1)*in/out)).
+  Tensor adaptive_avg_pool1d(IntOrTuple output_size) const;
+  Tensor adaptive_avg_pool2d(IntOrTuple output_size) const;
+  // Resizes the spatial dimensions (all but the first two) to `size`, or by `scale_factor`
+  // (one value or one per dimension). mode: "nearest", "nearest-exact", "linear", "bilinear",
+  // "trilinear"; align_corners only for the linear modes. Source positions follow PyTorch.
+  Tensor interpolate(std::optional<IntOrTuple> size = {}, std::vector<double> scale_factor = {},
+                     const std::string& mode = "nearest",
+                     std::optional<bool> align_corners = {}) const;
+
+  // Normalization. layer_norm over the trailing `normalized_shape`; batch_norm over (N, C, *)
+  // per channel: batch statistics when training (running stats, when given, are updated with
+  // assign() as PyTorch: unbiased variance, `momentum`), else the running statistics.
+  Tensor layer_norm(const Shape& normalized_shape, const OptTensor& weight = {},
+                    const OptTensor& bias = {}, double eps = 1e-5) const;
+  Tensor batch_norm(OptTensor running_mean, OptTensor running_var, const OptTensor& weight = {},
+                    const OptTensor& bias = {}, bool training = false, double momentum = 0.1,
+                    double eps = 1e-5) const;
+  Tensor group_norm(int64_t num_groups, const OptTensor& weight = {}, const OptTensor& bias = {},
+                    double eps = 1e-5) const;
+  // eps defaults to the dtype's machine epsilon, as PyTorch.
+  Tensor rms_norm(const Shape& normalized_shape, const OptTensor& weight = {},
+                  std::optional<double> eps = {}) const;
+  // Zeroes elements with probability p (threefry rand) and scales the rest by 1/(1-p).
+  Tensor dropout(double p = 0.5, bool training = true) const;
+  // softmax(q @ k^T * scale + mask) @ v; a bool mask keeps where true. q (..., L, E),
+  // k (..., S, E), v (..., S, Ev); scale defaults to 1/sqrt(E).
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const OptTensor& attn_mask = {}, double dropout_p = 0,
+                                      bool is_causal = false,
+                                      std::optional<double> scale = {}) const;
+
+  // Losses; reduction is "none", "mean" or "sum". Class-index targets (int) have the input's
+  // shape without dim 1 (the class dim); probability targets (float) the input's shape.
+  Tensor cross_entropy(const Tensor& target, const OptTensor& weight = {},
+                       int64_t ignore_index = -100, const std::string& reduction = "mean",
+                       double label_smoothing = 0) const;
+  Tensor nll_loss(const Tensor& target, const OptTensor& weight = {}, int64_t ignore_index = -100,
+                  const std::string& reduction = "mean") const;
+  // tinygrad's: classes on the last dim; ignore_index -1 ignores nothing.
+  Tensor sparse_categorical_crossentropy(const Tensor& target, int64_t ignore_index = -1,
+                                         double label_smoothing = 0,
+                                         const std::string& reduction = "mean") const;
+  Tensor binary_cross_entropy(const Tensor& target, const OptTensor& weight = {},
+                              const std::string& reduction = "mean") const;
+  Tensor binary_cross_entropy_with_logits(const Tensor& target, const OptTensor& weight = {},
+                                          const std::string& reduction = "mean",
+                                          const OptTensor& pos_weight = {}) const;
+  Tensor mse_loss(const Tensor& target, const std::string& reduction = "mean") const;
+  Tensor l1_loss(const Tensor& target, const std::string& reduction = "mean") const;
+  Tensor smooth_l1_loss(const Tensor& target, const std::string& reduction = "mean",
+                        double beta = 1.0) const;
 
   // The scalar as a tensor of this one's device and the promoted dtype (tinygrad's rules).
   Tensor scalar_like(Scalar s) const;

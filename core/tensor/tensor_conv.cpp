@@ -1,0 +1,597 @@
+// Convolution, pooling and resizing (issue #5 part D), as tinygrad builds them: a convolution or
+// a pool is a sliding-window view of the (padded) input made by movement ops only (`pool_view`,
+// tinygrad's Tensor._pool: repeat, shrink, reshape, permute), then a multiply and a reduce, so
+// the whole forward pass is one kernel with no copy of the windows. Resizing and adaptive pooling
+// are per-axis contractions with a weight matrix built from aranges on the device.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "tensor/tensor_internal.hpp"
+#include "tg/error.hpp"
+
+namespace tg {
+
+namespace {
+
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+using Ints = std::vector<int64_t>;
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; } // a >= 0, b > 0
+
+std::string ints_str(const Ints& v) {
+  std::string r = "(";
+  for (size_t i = 0; i < v.size(); ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+  return r + (v.size() == 1 ? ",)" : ")");
+}
+
+// PyTorch's int-or-tuple: one value for every spatial dimension, or exactly one per dimension.
+Ints expand_arg(const Tensor::IntOrTuple& a, size_t n, const std::string& op, const char* what,
+                int64_t min_value) {
+  Ints r;
+  if (a.v.size() == 1)
+    r.assign(n, a.v[0]);
+  else if (a.v.size() == n)
+    r = a.v;
+  else
+    throw Error(op + ": " + what + " " + ints_str(a.v) + " must be one int or " +
+                std::to_string(n) + " ints");
+  for (int64_t x : r)
+    if (x < min_value)
+      throw Error(op + ": " + what + " " + ints_str(a.v) +
+                  " must be >= " + std::to_string(min_value));
+  return r;
+}
+
+Tensor repeat(const Tensor& t, const Ints& reps) {
+  Shape unsq, exp, fin;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const int64_t s = t.shape()[i], r = reps[i];
+    if (r != 1) {
+      unsq.push_back(1);
+      exp.push_back(r);
+    }
+    unsq.push_back(s);
+    exp.push_back(s);
+    fin.push_back(r * s);
+  }
+  return t.reshape(unsq).expand(exp).reshape(fin);
+}
+
+// tinygrad's Tensor._pool: (..., *i) -> (..., *o, *k), the k-windows with stride s and dilation
+// d of the last len(k) dimensions, by movement ops only.
+Tensor pool_view(const Tensor& x, const Ints& k, const Ints& s, const Ints& d,
+                 const std::string& op) {
+  const size_t nk = k.size(), nd = static_cast<size_t>(x.ndim()) - nk;
+  Ints in(nk), out(nk);
+  for (size_t j = 0; j < nk; ++j) {
+    in[j] = x.shape()[nd + j];
+    const int64_t span = d[j] * (k[j] - 1) + 1;
+    if (span > in[j])
+      throw Error(op + ": kernel size " + ints_str(k) + " (dilation " + ints_str(d) +
+                  ") is larger than the padded input " + shape_str(x.shape()) +
+                  " in its spatial dimension " + std::to_string(j));
+    out[j] = cdiv(in[j] - (span - 1), s[j]);
+  }
+  bool overlap = false;
+  for (size_t j = 0; j < nk; ++j) overlap |= k[j] > s[j] || d[j] != 1;
+  Pairs keep(nd, {0, 0});
+  for (size_t j = 0; j < nd; ++j) keep[j] = {0, x.shape()[j]};
+  Shape lead(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(nd));
+  Shape order;
+  for (size_t j = 0; j < nd; ++j) order.push_back(static_cast<int64_t>(j));
+  if (overlap) {
+    // Repeat the input so that windows become rows: (k, i*f + d) rows, one shifted by d each.
+    Ints f(nk), reps(nd, 1);
+    for (size_t j = 0; j < nk; ++j) {
+      f[j] = 1 + (out[j] * s[j] > in[j] - d[j] * (k[j] - 1) ? 1 : 0);
+      reps.push_back(cdiv(k[j] * (in[j] * f[j] + d[j]), in[j]));
+    }
+    Tensor t = repeat(x, reps);
+    Pairs r1 = keep;
+    Shape s1 = lead;
+    for (size_t j = 0; j < nk; ++j) {
+      r1.emplace_back(0, k[j] * (in[j] * f[j] + d[j]));
+      s1.push_back(k[j]);
+      s1.push_back(in[j] * f[j] + d[j]);
+    }
+    t = t.shrink(r1).reshape(s1);
+    Pairs r2 = keep;
+    Shape s2 = lead;
+    for (size_t j = 0; j < nk; ++j) {
+      r2.emplace_back(0, k[j]);
+      r2.emplace_back(0, out[j] * s[j]);
+      s2.push_back(k[j]);
+      s2.push_back(out[j]);
+      s2.push_back(s[j]);
+    }
+    t = t.shrink(r2).reshape(s2);
+    Pairs r3 = keep;
+    Shape s3 = lead;
+    for (size_t j = 0; j < nk; ++j) {
+      r3.emplace_back(0, k[j]);
+      r3.emplace_back(0, out[j]);
+      r3.emplace_back(0, 1);
+      s3.push_back(k[j]);
+      s3.push_back(out[j]);
+    }
+    t = t.shrink(r3).reshape(s3);
+    for (size_t j = 0; j < nk; ++j) order.push_back(static_cast<int64_t>(nd + 2 * j + 1));
+    for (size_t j = 0; j < nk; ++j) order.push_back(static_cast<int64_t>(nd + 2 * j));
+    return t.permute(order);
+  }
+  // Non-overlapping windows: pad to o*s, split each axis in (o, s), keep the first k of s.
+  Pairs p(nd, {0, 0}), r1 = keep, r2 = keep;
+  Shape s1 = lead;
+  for (size_t j = 0; j < nk; ++j) {
+    p.emplace_back(0, std::max<int64_t>(0, out[j] * s[j] - in[j]));
+    r1.emplace_back(0, out[j] * s[j]);
+    s1.push_back(out[j]);
+    s1.push_back(s[j]);
+    r2.emplace_back(0, out[j]);
+    r2.emplace_back(0, k[j]);
+  }
+  Tensor t = x.pad(p).shrink(r1).reshape(s1).shrink(r2);
+  for (size_t j = 0; j < nk; ++j) order.push_back(static_cast<int64_t>(nd + 2 * j));
+  for (size_t j = 0; j < nk; ++j) order.push_back(static_cast<int64_t>(nd + 2 * j + 1));
+  return t.permute(order);
+}
+
+// Pads only the last pads.size() dimensions.
+Tensor pad_spatial(const Tensor& x, const Pairs& pads, Scalar value = 0) {
+  Pairs p(static_cast<size_t>(x.ndim()) - pads.size(), {0, 0});
+  p.insert(p.end(), pads.begin(), pads.end());
+  return x.pad(p, value);
+}
+
+// The convolution core: x (N, Cin, *i), w (Cout, Cin/groups, *k), explicit (before, after)
+// padding per spatial dimension (negative removes).
+Tensor conv_core(const Tensor& x, const Tensor& w, const Tensor::OptTensor& bias,
+                 const Ints& stride, const Pairs& pads, const Ints& dilation, int64_t groups,
+                 const std::string& op) {
+  const size_t nsp = pads.size();
+  const int64_t bs = x.shape()[0], cin = w.shape()[1], cout = w.shape()[0];
+  Ints k;
+  for (size_t j = 0; j < nsp; ++j) k.push_back(w.shape()[2 + j]);
+  Tensor p = pool_view(pad_spatial(x, pads), k, stride, dilation, op); // (N, Cin, *o, *k)
+  Ints o;
+  for (size_t j = 0; j < nsp; ++j) o.push_back(p.shape()[2 + j]);
+  const int64_t rcout = cout / groups;
+  // (N, G, Cin/G, 1, *o, *k) -> expand Cout/G -> permute to (N, G, Cout/G, *o, Cin/G, *k).
+  Shape s1{bs, groups, cin, 1}, e1{bs, groups, cin, rcout};
+  s1.insert(s1.end(), o.begin(), o.end());
+  e1.insert(e1.end(), o.begin(), o.end());
+  s1.insert(s1.end(), k.begin(), k.end());
+  e1.insert(e1.end(), k.begin(), k.end());
+  Shape order{0, 1, 3};
+  for (size_t j = 0; j < nsp; ++j) order.push_back(static_cast<int64_t>(4 + j));
+  order.push_back(2);
+  for (size_t j = 0; j < nsp; ++j) order.push_back(static_cast<int64_t>(4 + nsp + j));
+  Tensor xv = p.reshape(s1).expand(e1).permute(order);
+  Shape ws{1, groups, rcout};
+  for (size_t j = 0; j < nsp; ++j) ws.push_back(1);
+  ws.push_back(cin);
+  ws.insert(ws.end(), k.begin(), k.end());
+  std::vector<int64_t> axes;
+  for (size_t j = 0; j <= nsp; ++j) axes.push_back(-1 - static_cast<int64_t>(j));
+  Shape out{bs, cout};
+  out.insert(out.end(), o.begin(), o.end());
+  Tensor r = xv.mul(w.reshape(ws)).sum(axes).reshape(out);
+  if (bias) {
+    if (bias->ndim() != 1 || bias->shape()[0] != cout)
+      throw Error(op + ": bias of shape " + shape_str(bias->shape()) + " does not match the " +
+                  std::to_string(cout) + " output channels of weight " + shape_str(w.shape()));
+    Shape bsh{1, cout};
+    for (size_t j = 0; j < nsp; ++j) bsh.push_back(1);
+    r = r.add(bias->reshape(bsh));
+  }
+  return r;
+}
+
+// Checks the ranks and channels, adds a batch dimension to an unbatched input.
+std::pair<Tensor, bool> conv_input(const Tensor& x, const Tensor& w, size_t nsp,
+                                   const std::string& op) {
+  const auto want = static_cast<int64_t>(nsp + 2);
+  if (w.ndim() != want)
+    throw Error(op + ": weight must have " + std::to_string(want) +
+                " dimensions (out, in/groups, " + "*kernel), got shape " + shape_str(w.shape()));
+  if (x.ndim() == want) return {x, false};
+  if (x.ndim() == want - 1) return {x.unsqueeze(0), true};
+  throw Error(op + ": input must have " + std::to_string(want) + " (batched) or " +
+              std::to_string(want - 1) + " (unbatched) dimensions, got shape " +
+              shape_str(x.shape()));
+}
+
+Tensor conv_nd(const Tensor& input, const Tensor& w, const Tensor::OptTensor& bias,
+               const Tensor::IntOrTuple& stride_, const Tensor::ConvPadding& padding,
+               const Tensor::IntOrTuple& dilation_, int64_t groups, size_t nsp,
+               const std::string& op) {
+  auto [x, unbatched] = conv_input(input, w, nsp, op);
+  if (groups < 1) throw Error(op + ": groups must be positive, got " + std::to_string(groups));
+  const int64_t cin_x = x.shape()[1], cout = w.shape()[0], cin_w = w.shape()[1];
+  if (cin_x % groups != 0 || cout % groups != 0)
+    throw Error(op + ": groups=" + std::to_string(groups) +
+                " does not divide the input channels (" + std::to_string(cin_x) +
+                ") and output channels (" + std::to_string(cout) + ") of input " +
+                shape_str(input.shape()) + " and weight " + shape_str(w.shape()));
+  if (cin_w * groups != cin_x)
+    throw Error(op + ": input " + shape_str(input.shape()) + " has " + std::to_string(cin_x) +
+                " channels but weight " + shape_str(w.shape()) + " expects " +
+                std::to_string(cin_w * groups) + " (weight.shape[1] * groups = " +
+                std::to_string(cin_w) + " * " + std::to_string(groups) + ")");
+  const Ints stride = expand_arg(stride_, nsp, op, "stride", 1);
+  const Ints dilation = expand_arg(dilation_, nsp, op, "dilation", 1);
+  Pairs pads;
+  if (padding.mode.empty()) {
+    for (int64_t p : expand_arg(Tensor::IntOrTuple(padding.v), nsp, op, "padding", 0))
+      pads.emplace_back(p, p);
+  } else if (padding.mode == "valid") {
+    pads.assign(nsp, {0, 0});
+  } else if (padding.mode == "same") {
+    for (int64_t s : stride)
+      if (s != 1)
+        throw Error(op + ": padding='same' is not supported for strided convolutions (stride " +
+                    ints_str(stride) + ")");
+    // PyTorch: the total d*(k-1), the extra one (even kernels) on the right.
+    for (size_t j = 0; j < nsp; ++j) {
+      const int64_t total = dilation[j] * (w.shape()[2 + j] - 1);
+      pads.emplace_back(total / 2, total - total / 2);
+    }
+  } else {
+    throw Error(op + ": padding must be an int, a tuple of ints, 'same' or 'valid', got '" +
+                padding.mode + "'");
+  }
+  Tensor r = conv_core(x, w, bias, stride, pads, dilation, groups, op);
+  return unbatched ? r.squeeze(0) : r;
+}
+
+Tensor conv_transpose_nd(const Tensor& input, const Tensor& w, const Tensor::OptTensor& bias,
+                         const Tensor::IntOrTuple& stride_, const Tensor::IntOrTuple& padding_,
+                         const Tensor::IntOrTuple& output_padding_, int64_t groups,
+                         const Tensor::IntOrTuple& dilation_, size_t nsp, const std::string& op) {
+  auto [x, unbatched] = conv_input(input, w, nsp, op);
+  if (groups < 1) throw Error(op + ": groups must be positive, got " + std::to_string(groups));
+  const int64_t cin = x.shape()[1], cin_w = w.shape()[0], rcout = w.shape()[1];
+  if (cin_w % groups != 0)
+    throw Error(op + ": groups=" + std::to_string(groups) + " does not divide the " +
+                std::to_string(cin_w) + " input channels of weight " + shape_str(w.shape()));
+  if (cin != cin_w)
+    throw Error(op + ": input " + shape_str(input.shape()) + " has " + std::to_string(cin) +
+                " channels but weight " + shape_str(w.shape()) + " (in, out/groups, *kernel) " +
+                "expects " + std::to_string(cin_w));
+  const Ints stride = expand_arg(stride_, nsp, op, "stride", 1);
+  const Ints dilation = expand_arg(dilation_, nsp, op, "dilation", 1);
+  const Ints padding = expand_arg(padding_, nsp, op, "padding", 0);
+  const Ints outpad = expand_arg(output_padding_, nsp, op, "output_padding", 0);
+  for (size_t j = 0; j < nsp; ++j)
+    if (outpad[j] >= stride[j] && outpad[j] >= dilation[j])
+      throw Error(op + ": output_padding " + ints_str(outpad) +
+                  " must be smaller than either stride " + ints_str(stride) + " or dilation " +
+                  ints_str(dilation));
+  // The equivalent convolution's weight: (G, Cin/G, Cout/G, *k) -> (G*Cout/G, Cin/G, *k) flipped.
+  Shape ws{groups, cin_w / groups, rcout};
+  for (size_t j = 0; j < nsp; ++j) ws.push_back(w.shape()[2 + j]);
+  std::vector<int64_t> flip_axes;
+  for (size_t j = 0; j < nsp; ++j) flip_axes.push_back(static_cast<int64_t>(3 + j));
+  Tensor wc = w.reshape(ws).transpose(1, 2).flip(flip_axes).flatten(0, 1);
+  // Stride: s-1 zeros between input elements ((n) -> (n,1) -> pad (n,s) -> (n*s) -> shrink).
+  bool strided = false;
+  for (int64_t s : stride) strided |= s > 1;
+  if (strided) {
+    Shape s1{x.shape()[0], cin}, s2{x.shape()[0], cin};
+    Pairs p{{0, 0}, {0, 0}}, r{{0, x.shape()[0]}, {0, cin}};
+    for (size_t j = 0; j < nsp; ++j) {
+      const int64_t n = x.shape()[2 + j];
+      s1.push_back(n);
+      s1.push_back(1);
+      p.emplace_back(0, 0);
+      p.emplace_back(0, stride[j] - 1);
+      s2.push_back(n * stride[j]);
+      r.emplace_back(0, n * stride[j] - (stride[j] - 1));
+    }
+    x = x.reshape(s1).pad(p).reshape(s2).shrink(r);
+  }
+  Pairs pads;
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t e = (w.shape()[2 + j] - 1) * dilation[j];
+    pads.emplace_back(e - padding[j], e - padding[j] + outpad[j]);
+  }
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t n = x.shape()[2 + j] + pads[j].first + pads[j].second;
+    if (n < dilation[j] * (w.shape()[2 + j] - 1) + 1)
+      throw Error(op + ": padding " + ints_str(padding) + " leaves no output for input " +
+                  shape_str(input.shape()) + " and weight " + shape_str(w.shape()));
+  }
+  Tensor r = conv_core(x, wc, bias, Ints(nsp, 1), pads, dilation, groups, op);
+  return unbatched ? r.squeeze(0) : r;
+}
+
+// ---- pooling -------------------------------------------------------------------------------
+
+struct PoolArgs {
+  Ints k, s, d;
+  Pairs pads;
+};
+
+PoolArgs pool_args(const Tensor& x, const Tensor::IntOrTuple& kernel,
+                   const std::optional<Tensor::IntOrTuple>& stride, const Tensor::IntOrTuple& pad,
+                   const Tensor::IntOrTuple& dilation, size_t nsp, bool max_pool,
+                   const std::string& op) {
+  if (x.ndim() < static_cast<int64_t>(nsp + 1))
+    throw Error(op + ": input must have at least " + std::to_string(nsp + 1) +
+                " dimensions, got shape " + shape_str(x.shape()));
+  PoolArgs a;
+  a.k = expand_arg(kernel, nsp, op, "kernel_size", 1);
+  a.s = stride && !stride->v.empty() ? expand_arg(*stride, nsp, op, "stride", 1) : a.k;
+  a.d = expand_arg(dilation, nsp, op, "dilation", 1);
+  const Ints p = expand_arg(pad, nsp, op, "padding", 0);
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t span = max_pool ? a.d[j] * (a.k[j] - 1) + 1 : a.k[j];
+    if (2 * p[j] > span)
+      throw Error(op + ": padding " + ints_str(p) + " should be at most half of the " +
+                  (max_pool ? "effective " : "") + "kernel size " + ints_str(a.k));
+    a.pads.emplace_back(p[j], p[j]);
+  }
+  return a;
+}
+
+// tinygrad's _apply_ceil_mode: extra padding on the right so the last partial window counts,
+// but no window starts in the right padding (PyTorch's rule).
+Pairs ceil_pads(const Tensor& x, const PoolArgs& a) {
+  const size_t nsp = a.k.size(), nd = static_cast<size_t>(x.ndim()) - nsp;
+  Pairs r = a.pads;
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t i = x.shape()[nd + j], s = a.s[j], span = a.d[j] * (a.k[j] - 1) + 1;
+    const auto [pb, pa] = a.pads[j];
+    const int64_t o = std::max<int64_t>(0, cdiv(std::max<int64_t>(0, i + pb + pa - span), s)) + 1;
+    r[j].second +=
+        s * (o - 1) + span - (i + pb + pa) - std::max<int64_t>(s * (o - 1) - (pb + i - 1), 0);
+  }
+  return r;
+}
+
+Scalar lowest(DType d) {
+  if (d.is_float()) return -std::numeric_limits<double>::infinity();
+  if (d.is_bool()) return false;
+  if (d.is_unsigned()) return int64_t{0};
+  if (d.itemsize() >= 8) return std::numeric_limits<int64_t>::min();
+  return -(int64_t{1} << (8 * d.itemsize() - 1));
+}
+
+std::vector<int64_t> last_axes(size_t n) {
+  std::vector<int64_t> r;
+  for (size_t j = 0; j < n; ++j) r.push_back(-1 - static_cast<int64_t>(j));
+  return r;
+}
+
+std::pair<Tensor, Tensor> max_pool_nd(const Tensor& x, const Tensor::IntOrTuple& kernel,
+                                      const std::optional<Tensor::IntOrTuple>& stride,
+                                      const Tensor::IntOrTuple& pad,
+                                      const Tensor::IntOrTuple& dilation, bool ceil_mode,
+                                      bool indices, size_t nsp, const std::string& op) {
+  PoolArgs a = pool_args(x, kernel, stride, pad, dilation, nsp, true, op);
+  const Pairs pads = ceil_mode ? ceil_pads(x, a) : a.pads;
+  const auto axes = last_axes(nsp);
+  Tensor pooled = pool_view(pad_spatial(x, pads, lowest(x.dtype())), a.k, a.s, a.d, op);
+  if (!indices) return {pooled.max(axes), Tensor()};
+  // The values and the indices share one max reduce (keepdim) instead of pooling twice.
+  Tensor mk = pooled.max(axes, true);
+  Shape vs(mk.shape().begin(), mk.shape().end() - static_cast<std::ptrdiff_t>(nsp));
+  Tensor m = mk.reshape(vs);
+  // The first maximum has the largest countdown value n - flat_index.
+  const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
+  Shape plane(x.shape().begin() + static_cast<std::ptrdiff_t>(nd), x.shape().end());
+  int64_t n = 1;
+  for (int64_t v : plane) n *= v;
+  Tensor count =
+      Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, x.device()).reshape(plane);
+  Tensor cw = pool_view(pad_spatial(count, pads, int64_t{0}), a.k, a.s, a.d, op);
+  Tensor is_max = pooled.eq(mk);
+  Tensor idx = is_max.where(cw, 0).max(axes);
+  return {m, idx.mul(-1).add(n)};
+}
+
+Tensor avg_pool_nd(const Tensor& x, const Tensor::IntOrTuple& kernel,
+                   const std::optional<Tensor::IntOrTuple>& stride, const Tensor::IntOrTuple& pad,
+                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor,
+                   size_t nsp, const std::string& op) {
+  PoolArgs a = pool_args(x, kernel, stride, pad, 1, nsp, false, op);
+  if (divisor && *divisor == 0) throw Error(op + ": divisor_override must be non-zero");
+  const auto axes = last_axes(nsp);
+  const Pairs cp = ceil_pads(x, a);
+  const Pairs& pads = ceil_mode ? cp : a.pads;
+  Tensor xf = x.cast(least_upper_float(x.dtype()));
+  Tensor sum = pool_view(pad_spatial(xf, pads), a.k, a.s, a.d, op).sum(axes);
+  Tensor r;
+  if (divisor) {
+    r = sum.div(static_cast<double>(*divisor));
+  } else {
+    // The count per window, by PyTorch's formula from aranges (elementwise, so it fuses into
+    // the sum's kernel): the window [o*s - p, min(o*s - p + k, i + p)), clipped to the input
+    // [0, i) unless padding counts; never the extra padding ceil_mode adds.
+    const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
+    const int64_t nd_out = sum.ndim();
+    Tensor cnt;
+    for (size_t j = 0; j < nsp; ++j) {
+      const int64_t o = sum.shape()[static_cast<size_t>(nd_out) - nsp + j];
+      const int64_t i = x.shape()[nd + j], p = a.pads[j].first;
+      Tensor start = Tensor::arange(o, dtypes::int32, x.device()).mul(a.s[j]).sub(p);
+      Tensor end = start.add(a.k[j]).minimum(i + p);
+      Tensor len = count_include_pad ? end.sub(start) : end.minimum(i).sub(start.maximum(0));
+      Shape sh(nsp, 1);
+      sh[j] = o;
+      len = len.reshape(sh);
+      cnt = cnt.defined() ? cnt.mul(len) : len;
+    }
+    r = sum.div(cnt.cast(xf.dtype()));
+  }
+  return r.cast(xf.dtype());
+}
+
+// An (out, in) map per axis: `mask` says which inputs feed each output, `w` their weights.
+Tensor contract_axis(const Tensor& x, int64_t axis, const Tensor& mask, const Tensor& w) {
+  Tensor xt = x.transpose(axis, -1).unsqueeze(-2); // (..., 1, in)
+  Tensor r = mask.where(xt.mul(w), 0).sum({-1});   // (..., out)
+  return r.transpose(axis, -1);
+}
+
+Tensor adaptive_avg_pool_nd(const Tensor& x, const Tensor::IntOrTuple& output_size, size_t nsp,
+                            const std::string& op) {
+  if (x.ndim() < static_cast<int64_t>(nsp + 1))
+    throw Error(op + ": input must have at least " + std::to_string(nsp + 1) +
+                " dimensions, got shape " + shape_str(x.shape()));
+  const Ints out = expand_arg(output_size, nsp, op, "output_size", 1);
+  const DType f = least_upper_float(x.dtype());
+  Tensor r = x.cast(f);
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t axis = x.ndim() - static_cast<int64_t>(nsp - j);
+    const int64_t in = x.shape()[static_cast<size_t>(axis)], o = out[j];
+    if (in == 0) throw Error(op + ": input " + shape_str(x.shape()) + " has an empty spatial dim");
+    Tensor oi = Tensor::arange(o, dtypes::int32, x.device()).reshape({o, 1});
+    Tensor ji = Tensor::arange(in, dtypes::int32, x.device()).reshape({1, in});
+    Tensor start = oi.mul(in).idiv(o);
+    Tensor end = oi.add(1).mul(in).add(o - 1).idiv(o);
+    Tensor mask = ji.ge(start).bitwise_and(ji.lt(end));
+    Tensor w = end.sub(start).cast(f).reciprocal();
+    r = contract_axis(r, axis, mask, w);
+  }
+  return r.cast(f);
+}
+
+} // namespace
+
+Tensor Tensor::conv1d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                      ConvPadding padding, IntOrTuple dilation, int64_t groups) const {
+  return conv_nd(*this, weight, bias, stride, padding, dilation, groups, 1, "conv1d");
+}
+Tensor Tensor::conv2d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                      ConvPadding padding, IntOrTuple dilation, int64_t groups) const {
+  return conv_nd(*this, weight, bias, stride, padding, dilation, groups, 2, "conv2d");
+}
+Tensor Tensor::conv3d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                      ConvPadding padding, IntOrTuple dilation, int64_t groups) const {
+  return conv_nd(*this, weight, bias, stride, padding, dilation, groups, 3, "conv3d");
+}
+Tensor Tensor::conv_transpose1d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                                IntOrTuple padding, IntOrTuple output_padding, int64_t groups,
+                                IntOrTuple dilation) const {
+  return conv_transpose_nd(*this, weight, bias, stride, padding, output_padding, groups, dilation,
+                           1, "conv_transpose1d");
+}
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                                IntOrTuple padding, IntOrTuple output_padding, int64_t groups,
+                                IntOrTuple dilation) const {
+  return conv_transpose_nd(*this, weight, bias, stride, padding, output_padding, groups, dilation,
+                           2, "conv_transpose2d");
+}
+
+Tensor Tensor::max_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, IntOrTuple dilation, bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, false, 1,
+                     "max_pool1d")
+      .first;
+}
+Tensor Tensor::max_pool2d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, IntOrTuple dilation, bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, false, 2,
+                     "max_pool2d")
+      .first;
+}
+std::pair<Tensor, Tensor> Tensor::max_pool1d_with_indices(IntOrTuple kernel_size,
+                                                          std::optional<IntOrTuple> stride,
+                                                          IntOrTuple padding, IntOrTuple dilation,
+                                                          bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, true, 1,
+                     "max_pool1d");
+}
+std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(IntOrTuple kernel_size,
+                                                          std::optional<IntOrTuple> stride,
+                                                          IntOrTuple padding, IntOrTuple dilation,
+                                                          bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, true, 2,
+                     "max_pool2d");
+}
+Tensor Tensor::avg_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, bool ceil_mode, bool count_include_pad) const {
+  return avg_pool_nd(*this, kernel_size, stride, padding, ceil_mode, count_include_pad, {}, 1,
+                     "avg_pool1d");
+}
+Tensor Tensor::avg_pool2d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, bool ceil_mode, bool count_include_pad,
+                          std::optional<int64_t> divisor_override) const {
+  return avg_pool_nd(*this, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d");
+}
+Tensor Tensor::adaptive_avg_pool1d(IntOrTuple output_size) const {
+  return adaptive_avg_pool_nd(*this, output_size, 1, "adaptive_avg_pool1d");
+}
+Tensor Tensor::adaptive_avg_pool2d(IntOrTuple output_size) const {
+  return adaptive_avg_pool_nd(*this, output_size, 2, "adaptive_avg_pool2d");
+}
+
+Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<double> scale_factor,
+                           const std::string& mode, std::optional<bool> align_corners) const {
+  const std::string op = "interpolate";
+  if (ndim() < 3)
+    throw Error(op + ": input must be (N, C, *spatial) with at least one spatial dimension, got " +
+                shape_str(shape()));
+  const size_t nsp = static_cast<size_t>(ndim()) - 2;
+  const bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  if (!linear && mode != "nearest" && mode != "nearest-exact")
+    throw Error(op + ": mode '" + mode +
+                "' is not supported (nearest, nearest-exact, linear, bilinear, trilinear)");
+  const size_t want = mode == "linear" ? 1 : mode == "bilinear" ? 2 : mode == "trilinear" ? 3 : nsp;
+  if (want != nsp)
+    throw Error(op + ": mode '" + mode + "' needs " + std::to_string(want + 2) +
+                "-D input, got shape " + shape_str(shape()));
+  if (align_corners && !linear)
+    throw Error(op + ": align_corners is only for the linear modes, not '" + mode + "'");
+  if (out_size.has_value() == !scale_factor.empty())
+    throw Error(op + ": give exactly one of size and scale_factor");
+  Ints out;
+  std::vector<double> scales(nsp, 0); // 0: from the sizes
+  if (out_size) {
+    out = expand_arg(*out_size, nsp, op, "size", 0);
+  } else {
+    if (scale_factor.size() != 1 && scale_factor.size() != nsp)
+      throw Error(op + ": scale_factor must be one value or " + std::to_string(nsp));
+    for (size_t j = 0; j < nsp; ++j) {
+      const double sf = scale_factor.size() == 1 ? scale_factor[0] : scale_factor[j];
+      if (!(sf > 0)) throw Error(op + ": scale_factor must be positive, got " + std::to_string(sf));
+      out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(shape()[2 + j]) * sf)));
+      scales[j] = 1.0 / sf;
+    }
+  }
+  const bool ac = align_corners.value_or(false);
+  const DType f = least_upper_float(dtype());
+  Tensor r = linear ? cast(f) : *this;
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t axis = static_cast<int64_t>(2 + j);
+    const int64_t in = shape()[2 + j], o = out[j];
+    if (in == 0 || o == 0) throw Error(op + ": empty spatial size in " + shape_str(shape()));
+    // PyTorch's area_pixel_compute_scale: the source step per output step (float32).
+    double scale = scales[j] > 0 ? scales[j] : static_cast<double>(in) / static_cast<double>(o);
+    if (linear && ac)
+      scale = o > 1 ? static_cast<double>(in - 1) / static_cast<double>(o - 1) : 0.0;
+    Tensor dst = Tensor::arange(o, dtypes::int32, device()).cast(dtypes::float32).reshape({o, 1});
+    Tensor ji = Tensor::arange(in, dtypes::int32, device()).reshape({1, in});
+    Tensor sc = Tensor::full({}, static_cast<float>(scale), dtypes::float32, device());
+    if (linear) {
+      Tensor src = ac ? dst.mul(sc) : dst.add(0.5).mul(sc).sub(0.5).maximum(0.0);
+      Tensor lo = src.floor().cast(dtypes::int32).minimum(static_cast<int64_t>(in - 1));
+      Tensor hi = lo.add(1).minimum(static_cast<int64_t>(in - 1));
+      Tensor lam = src.sub(lo.cast(dtypes::float32)).cast(f);
+      Tensor w = ji.eq(lo).where(lam.mul(-1).add(1), 0).add(ji.eq(hi).where(lam, 0));
+      r = contract_axis(r, axis, ji.eq(lo).bitwise_or(ji.eq(hi)), w);
+    } else {
+      Tensor src = mode == "nearest" ? dst.mul(sc) : dst.add(0.5).mul(sc);
+      Tensor idx = src.floor().cast(dtypes::int32).minimum(static_cast<int64_t>(in - 1));
+      Tensor mask = ji.eq(idx);
+      r = contract_axis(r, axis, mask, Tensor::ones({1, 1}, r.dtype(), device()));
+    }
+  }
+  return r.cast(linear ? f : dtype());
+}
+
+} // namespace tg
