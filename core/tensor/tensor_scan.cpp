@@ -57,7 +57,7 @@ Scalar identity(Ops op, DType d) {
   return scalar_of(dtype_min(d)); // MAX: -inf for floats
 }
 
-// Shape `s` with the last axis replaced by `last` (and `extra` appended).
+// Shape `s` with its last axis replaced by the sizes in `last`.
 Shape with_last(const Shape& s, std::initializer_list<int64_t> last) {
   Shape r(s.begin(), s.end() - 1);
   for (int64_t v : last) r.push_back(v);
