@@ -34,6 +34,7 @@ struct PadMode {
   PadMode(const char (&s)[N]) : name(s) {}   // NOLINT(google-explicit-constructor)
   PadMode(const std::string& s) : name(s) {} // NOLINT(google-explicit-constructor)
 };
+struct ValuesIndices; // mathops: values and int32 indices (sort, topk, max_dim, cummax)
 
 // A Python-like scalar operand: bool, integer or float. Integers become the tensor's dtype
 // (int32 next to bool), floats a float dtype (float32 next to integers), as in tinygrad.
@@ -222,6 +223,101 @@ public:
   Tensor argmax(std::optional<int64_t> axis = {}, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> axis = {}, bool keepdim = false) const;
   Tensor softmax(int64_t axis = -1) const;
+
+  // ---- math ops, reductions with indices, scans, sorting, init (issue #5 part B: mathops) --
+  // PyTorch's names, arguments and defaults. Ops that only make sense on floats compute
+  // integer and bool inputs in float32 (as exp() does). Indices are int32 (tinygrad's
+  // default int; PyTorch's int64). Files: core/tensor/tensor_{activations,scan,sort,init}.cpp.
+  Tensor gelu(const std::string& approximate = "none") const; // "none" (erf) or "tanh"
+  Tensor silu() const;
+  Tensor swish() const { return silu(); }
+  Tensor softplus(double beta = 1, double threshold = 20) const;
+  Tensor mish() const;
+  Tensor elu(double alpha = 1) const;
+  Tensor celu(double alpha = 1) const;
+  Tensor selu() const;
+  Tensor leaky_relu(double negative_slope = 0.01) const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1) const;
+  Tensor hardswish() const;
+  Tensor hardsigmoid() const;
+  Tensor relu6() const;
+  Tensor softsign() const;
+  Tensor logsigmoid() const;
+  Tensor erf() const; // Abramowitz-Stegun 7.1.26, as tinygrad: |error| < 1.5e-7 + rounding
+  Tensor tan() const;
+  Tensor asin() const; // Abramowitz-Stegun 4.4.46, as tinygrad
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor sign() const;
+  Tensor isnan() const;
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor isfinite() const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, Scalar weight) const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor logical_xor(const Tensor& o) const;
+  Tensor copysign(const Tensor& o) const;
+  Tensor copysign(Scalar o) const;
+  // nan, +inf and -inf replaced; the infinities by the dtype's largest/lowest finite value
+  // unless given. Integer tensors are returned unchanged.
+  Tensor nan_to_num(double nan = 0, std::optional<double> posinf = {},
+                    std::optional<double> neginf = {}) const;
+
+  // Variance over `axes` (empty = all) dividing by max(0, N - correction), as PyTorch: N equal
+  // to correction gives nan/inf. Float tensors only. keepdim before correction, as tinygrad.
+  Tensor var(std::vector<int64_t> axes = {}, bool keepdim = false, double correction = 1) const;
+  Tensor std(std::vector<int64_t> axes = {}, bool keepdim = false, double correction = 1) const;
+  std::pair<Tensor, Tensor> var_mean(std::vector<int64_t> axes = {}, bool keepdim = false,
+                                     double correction = 1) const; // (var, mean)
+  std::pair<Tensor, Tensor> std_mean(std::vector<int64_t> axes = {}, bool keepdim = false,
+                                     double correction = 1) const; // (std, mean)
+  // Inclusive scans along `dim` (tinygrad's _split_cumalu: blocks of 256, so a length-n axis
+  // costs O(n * 256)). cumsum/cumprod accumulate as sum/prod do (int8 in int32, halves in
+  // float32 and back).
+  Tensor cumsum(int64_t dim = 0) const;
+  Tensor cumprod(int64_t dim) const;
+  // Running max/min with the index of the last occurrence (NaN counts as the extreme), as
+  // torch.cummax/cummin.
+  ValuesIndices cummax(int64_t dim) const;
+  ValuesIndices cummin(int64_t dim) const;
+  // torch.max(input, dim) / torch.min(input, dim): values and the index of the first extreme
+  // (a NaN is the extreme).
+  ValuesIndices max_dim(int64_t dim, bool keepdim = false) const;
+  ValuesIndices min_dim(int64_t dim, bool keepdim = false) const;
+  // Stable sort along `dim` (torch.sort(stable=True)): a bitonic network over (value, index)
+  // pairs, O(n log^2 n). NaN sorts as the largest value; -0.0 and 0.0 are equal.
+  ValuesIndices sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  // The k largest (smallest) along `dim`, always sorted; ties in index order.
+  ValuesIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+
+  // Creation from the threefry generator (reproducible after manual_seed).
+  // start + i*step for i < steps/2, end - (steps-1-i)*step after, so both ends are exact.
+  static Tensor linspace(double start, double end, int64_t steps, DType dtype = dtypes::float32,
+                         const std::string& device = "");
+  static Tensor uniform(const Shape& shape, double low = 0, double high = 1,
+                        DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor normal(const Shape& shape, double mean = 0, double std = 1,
+                       DType dtype = dtypes::float32, const std::string& device = "");
+  // torch.nn.init: fan_in = shape[1] * receptive field, fan_out = shape[0] * receptive field;
+  // gain from `nonlinearity` as torch.nn.init.calculate_gain (linear, conv*, sigmoid, tanh,
+  // relu, leaky_relu with slope `a`, selu).
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0,
+                                const std::string& mode = "fan_in",
+                                const std::string& nonlinearity = "leaky_relu",
+                                DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor kaiming_normal(const Shape& shape, double a = 0, const std::string& mode = "fan_in",
+                               const std::string& nonlinearity = "leaky_relu",
+                               DType dtype = dtypes::float32, const std::string& device = "");
+  // xavier_uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
+  static Tensor glorot_uniform(const Shape& shape, double gain = 1, DType dtype = dtypes::float32,
+                               const std::string& device = "");
+  static Tensor randperm(int64_t n, DType dtype = dtypes::int32, const std::string& device = "");
+  // Rows of this 1-D or 2-D tensor are (unnormalized) category weights; returns int32 indices.
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
 
   // ---- movement (views: no copy) ---------------------------------------------------------
   Tensor reshape(Shape shape) const; // one -1 may be inferred
@@ -473,6 +569,12 @@ private:
   explicit Tensor(std::shared_ptr<TensorState> s) : state_(std::move(s)) {}
   const TensorState& st() const;
   std::shared_ptr<TensorState> state_;
+};
+
+// mathops: what sort, topk, max_dim/min_dim and cummax/cummin return.
+struct ValuesIndices {
+  Tensor values;
+  Tensor indices; // int32
 };
 
 // Operators: Tensor with Tensor or Scalar on either side.
