@@ -207,7 +207,7 @@ Tensor Tensor::einsum(const std::string& equation, const std::vector<Tensor>& op
     }
     t = t.permute(order);
     size_t k = 0;
-    for (char c : all) shp.push_back(sub.find(c) != std::string::npos ? t.shape()[k++] : 1);
+    for (char c : all) shp.push_back(sub.find(c) != std::string::npos ? int64_t{t.shape()[k++]} : 1);
     t = t.reshape(shp).expand(full);
     prod = prod.defined() ? prod.mul(t) : t;
   }
@@ -230,7 +230,7 @@ Tensor Tensor::linear(const Tensor& weight, const OptTensor& bias) const {
                 std::to_string(in) + " of weight " + shape_str(weight.shape()));
   Tensor r = weight.ndim() == 1 ? mul(weight).sum({-1}) : matmul(weight.transpose());
   if (!bias) return r;
-  const int64_t out = weight.ndim() == 1 ? 1 : weight.shape()[0];
+  const int64_t out = weight.ndim() == 1 ? 1 : int64_t{weight.shape()[0]};
   if (bias->numel() != out || bias->ndim() > 1)
     throw Error("linear: bias of shape " + shape_str(bias->shape()) + " does not match " +
                 std::to_string(out) + " out_features of weight " + shape_str(weight.shape()));
@@ -251,7 +251,7 @@ Tensor Tensor::layer_norm(const Shape& normalized_shape, const OptTensor& weight
 }
 
 Tensor Tensor::batch_norm(OptTensor running_mean, OptTensor running_var, const OptTensor& weight,
-                          const OptTensor& bias, bool training, double momentum, double eps) const {
+                          const OptTensor& bias, bool train, double momentum, double eps) const {
   const std::string op = "batch_norm";
   if (ndim() < 2) throw Error(op + ": input must be (N, C, *), got shape " + shape_str(shape()));
   const int64_t c = shape()[1];
@@ -265,7 +265,7 @@ Tensor Tensor::batch_norm(OptTensor running_mean, OptTensor running_var, const O
   const int64_t n = numel() / std::max<int64_t>(c, 1);
   Tensor x = cast(least_upper_float(dtype()));
   Tensor mean, invstd;
-  if (training) {
+  if (train) {
     if (n <= 1)
       throw Error(op + ": expected more than 1 value per channel when training, got input " +
                   shape_str(shape()));
@@ -326,10 +326,10 @@ Tensor Tensor::rms_norm(const Shape& normalized_shape, const OptTensor& weight,
   return r.cast(f);
 }
 
-Tensor Tensor::dropout(double p, bool training) const {
+Tensor Tensor::dropout(double p, bool train) const {
   if (!(p >= 0 && p <= 1))
     throw Error("dropout: probability has to be between 0 and 1, got " + std::to_string(p));
-  if (!training || p == 0) return *this;
+  if (!train || p == 0) return *this;
   if (p == 1) return mul(0);
   // The mask is its own kernel, as tinygrad's dropout has it (rand_like(...) >= p).contiguous():
   // threefry's long chain is not fused (and re-expanded) into every consumer.

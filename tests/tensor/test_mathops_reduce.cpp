@@ -105,7 +105,7 @@ std::pair<Arr, Arr> host_sort(const Arr& a, int64_t axis, bool descending) {
 Arr take_first(const Arr& a, int64_t axis, int64_t k) {
   Pairs r;
   for (size_t i = 0; i < a.shape.size(); ++i)
-    r.emplace_back(0, static_cast<int64_t>(i) == axis ? k : a.shape[i]);
+    r.emplace_back(0, static_cast<int64_t>(i) == axis ? k : int64_t{a.shape[i]});
   return shrink(a, r);
 }
 
