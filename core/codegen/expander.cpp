@@ -10,6 +10,7 @@
 // addresses into vector accesses. A REDUCE over Unroll ranges first combines those lanes with
 // its op (tinygrad's CONTRACT), then reduces what is left on a vector of the other lanes.
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "tg/codegen_opt.hpp"
@@ -115,6 +116,8 @@ private:
   std::unordered_map<const UOp*, Axes> axes_;
   std::unordered_map<const UOp*, bool> touched_, pure_;
   std::unordered_map<const UOp*, UOpPtr> vec_;
+  // take_lanes results, each with its key's node (kept alive so its address stays unique)
+  std::map<std::pair<const UOp*, std::vector<int64_t>>, std::pair<UOpPtr, UOpPtr>> take_memo_;
   std::unordered_map<const UOp*, std::vector<UOpPtr>> lanes_;
 
   // Scalar lanes of index arithmetic over its own axes.
@@ -161,10 +164,18 @@ private:
 
   // Lanes `lanes` of vector `x`, taken through the ALU ops that compute it, so that a REDUCE's
   // CONTRACT computes each group of lanes on its own (four 16-lane products, not one of 64
-  // taken apart again).
-  static UOpPtr take_lanes(const UOpPtr& x, const std::vector<int64_t>& lanes) {
-    const DType d = vdt(x->dtype, static_cast<int64_t>(lanes.size()));
+  // taken apart again). Memoized: a shared subgraph (threefry's rounds reuse every value
+  // twice) is walked once per lane group, not once per path to it.
+  UOpPtr take_lanes(const UOpPtr& x, const std::vector<int64_t>& lanes) {
     if (x->dtype.count == 1) return x;
+    auto key = std::make_pair(x.get(), lanes);
+    if (auto it = take_memo_.find(key); it != take_memo_.end()) return it->second.second;
+    UOpPtr r = take_lanes_uncached(x, lanes);
+    take_memo_.emplace(std::move(key), std::make_pair(x, r));
+    return r;
+  }
+  UOpPtr take_lanes_uncached(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+    const DType d = vdt(x->dtype, static_cast<int64_t>(lanes.size()));
     if (x->is_const()) return UOp::const_(d, x->const_value());
     if (x->op == Ops::GEP) {
       const auto& inner = std::get<Shape>(x->arg);

@@ -110,6 +110,27 @@ TEST_SUITE("tensor.random") {
     CHECK(vn == doctest::Approx(1.0).epsilon(0.15));
   }
 
+  TEST_CASE("rand fused into an upcast reduce: the same numbers, compiled in reasonable time") {
+    // threefry's rounds reuse each value twice; taking lanes through that graph without a memo
+    // walked it once per path (exponential), so this kernel never finished compiling.
+    Tensor thresholds = Tensor::from_vector(std::vector<float>{0.1f, 0.3f, 0.5f, 0.7f, 0.9f,
+                                                               0.2f, 0.4f, 0.6f, 0.8f, 1.0f},
+                                            Shape{1, 2, 5})
+                            .realize();
+    Tensor::manual_seed(11);
+    const std::vector<float> counts =
+        Tensor::rand({512, 2, 1}).lt(thresholds).sum({2}).to_vector<float>();
+    Tensor::manual_seed(11);
+    const std::vector<float> r = Tensor::rand({512, 2, 1}).to_vector<float>();
+    REQUIRE(counts.size() == 1024);
+    const float th[2][5] = {{0.1f, 0.3f, 0.5f, 0.7f, 0.9f}, {0.2f, 0.4f, 0.6f, 0.8f, 1.0f}};
+    for (size_t i = 0; i < 1024; ++i) {
+      int want = 0;
+      for (float t : th[i % 2]) want += r[i] < t;
+      REQUIRE(counts[i] == static_cast<float>(want));
+    }
+  }
+
   TEST_CASE("randn: reproducible, standard normal moments") {
     Tensor::manual_seed(7);
     std::vector<double> a = Tensor::randn({100000}).to_vector<double>();
