@@ -168,8 +168,10 @@ UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Sh
 }
 
 int64_t normalize_axis(int64_t axis, int64_t ndim, const std::string& what) {
-  const int64_t a = axis < 0 ? axis + ndim : axis;
-  if (a < 0 || a >= std::max<int64_t>(ndim, 1) || (ndim == 0 && a != 0))
+  // A 0-d tensor takes 0 and -1, as PyTorch's reductions do.
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  const int64_t a = axis < 0 ? axis + n : axis;
+  if (a < 0 || a >= n)
     throw Error(what + ": dimension " + std::to_string(axis) + " is out of range for a tensor of " +
                 std::to_string(ndim) + " dimension" + (ndim == 1 ? "" : "s") + " (expected " +
                 std::to_string(-std::max<int64_t>(ndim, 1)) + ".." +
@@ -249,6 +251,8 @@ const Shape& Tensor::shape() const { return *st().uop->shape(); }
 // Symbolic sizes count with the values bound to their variables.
 int64_t Tensor::numel() const { return sint_prod(shape()).eval(st().var_vals); }
 int64_t Tensor::size(int64_t dim) const {
+  if (ndim() == 0)
+    throw Error("size: dimension " + std::to_string(dim) + " of a 0-d tensor (it has no axes)");
   return shape()[static_cast<size_t>(detail::normalize_axis(dim, ndim(), "size"))].eval(
       st().var_vals);
 }

@@ -108,6 +108,10 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (ndim() == 0) return Tensor::full({}, 0, dtypes::int32, device());
   // The first maximum has the largest n - i among the maxima.
   Tensor is_max = eq(max({ax}, true));
+  if (dtype().is_float()) { // NaN counts as the largest (PyTorch): the first NaN wins
+    Tensor nan = ne(*this);
+    is_max = nan.any({ax}, true).where(nan, is_max);
+  }
   Shape s(static_cast<size_t>(ndim()), 1);
   s[static_cast<size_t>(ax)] = n;
   Tensor countdown = Tensor::arange(n, dtypes::int32, device()).mul(-1).add(n).reshape(s);

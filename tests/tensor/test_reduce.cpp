@@ -148,6 +148,16 @@ TEST_SUITE("tensor.reduce") {
     CHECK(e.max().item<int32_t>() == INT32_MAX);
   }
 
+  TEST_CASE("argmax and argmin with NaN: the first NaN, as PyTorch") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Tensor x = Tensor::from_vector(std::vector<float>{1, nan, 2, nan});
+    CHECK(x.argmax().item<int32_t>() == 1);
+    CHECK(x.argmin().item<int32_t>() == 1);
+    Tensor y = Tensor::from_vector(std::vector<float>{3, 1, 2, nan, 5, 0}, Shape{2, 3});
+    CHECK(y.argmax(1).to_vector<int32_t>() == std::vector<int32_t>{0, 0});
+    CHECK(y.argmin(1).to_vector<int32_t>() == std::vector<int32_t>{1, 0});
+  }
+
   TEST_CASE("accumulator dtypes: int8 sums in int32, float16 sums in float32") {
     Arr a{{1000}, std::vector<double>(1000, 127)};
     Tensor t = to_tensor(a, kI8);
@@ -208,6 +218,10 @@ TEST_SUITE("tensor.reduce") {
     CHECK(s.argmax().item<int32_t>() == 0);
     CHECK(s.sum({}, true).shape() == Shape{});
     CHECK(s.sum({0}).item<float>() == 4.0f);
+    CHECK(s.sum({-1}).item<float>() == 4.0f); // a 0-d tensor takes axis 0 and -1, as PyTorch
+    CHECK(s.softmax(-1).item<float>() == 1.0f);
+    CHECK_THROWS_AS(s.sum({1}), tg::Error);
+    CHECK_THROWS_AS((void)s.size(0), tg::Error);
     CHECK_THROWS_AS(Tensor::ones({0, 3}).argmax(0), tg::Error);
   }
 
