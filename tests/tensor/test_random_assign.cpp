@@ -131,6 +131,16 @@ TEST_SUITE("tensor.random") {
     }
   }
 
+  TEST_CASE("rand padded: gated vector loads of an upcast kernel (devectorize regression)") {
+    Tensor::manual_seed(12);
+    const std::vector<float> padded =
+        Tensor::rand({7}).pad({{0, 1}}, 0.0).realize().to_vector<float>();
+    Tensor::manual_seed(12);
+    std::vector<float> want = Tensor::rand({7}).to_vector<float>();
+    want.push_back(0);
+    CHECK(padded == want);
+  }
+
   TEST_CASE("randn: reproducible, standard normal moments") {
     Tensor::manual_seed(7);
     std::vector<double> a = Tensor::randn({100000}).to_vector<double>();
