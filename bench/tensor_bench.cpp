@@ -6,6 +6,9 @@
 //         cannot vectorize a float sum without reassociating it) and OpenBLAS sasum
 //   gemm  1024x1024 float32 matmul: GFLOP/s, vs OpenBLAS cblas_sgemm
 //   conv  conv2d, batch 64, 32->32 channels, 28x28, 3x3, padding 1, float32: GFLOP/s (no anchor)
+//   decode  attention of one query over a KV cache of length 1..128 (d=64), as an LLM decodes:
+//         the length as a bound variable (one graph, kernels compiled once) vs a concrete
+//         length per step (new kernels each step); total time and kernels compiled
 // Times are the best of several runs of a whole realize (scheduling from the cache, launch,
 // wait), after a warm-up that compiles the kernel.
 #include <algorithm>
@@ -13,8 +16,10 @@
 #include <cstdio>
 #include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 #ifdef TG_HAVE_OPENBLAS
 #include <cblas.h>
@@ -164,5 +169,31 @@ int main(int argc, char** argv) {
               static_cast<long long>(hw), static_cast<long long>(cc), static_cast<long long>(cc),
               static_cast<long long>(kk), static_cast<long long>(kk), t_conv * 1e3,
               conv_flops / t_conv * 1e-9);
+
+  // ---- decode attention: symbolic length vs concrete -------------------------------------
+  const int64_t max_len = 128, dh = 64;
+  Tensor kc = Tensor::rand({max_len, dh}).contiguous().realize();
+  Tensor vc = Tensor::rand({max_len, dh}).contiguous().realize();
+  Tensor q = Tensor::rand({1, dh}).contiguous().realize();
+  auto decode = [&](const sint& len) {
+    Tensor k = kc.shrink({{0, len}, {0, dh}}), v = vc.shrink({{0, len}, {0, dh}});
+    return q.matmul(k.transpose()).mul(0.125).softmax(-1).matmul(v).realize();
+  };
+  const sint pos = Variable("pos", 1, max_len);
+  auto run_all = [&](bool symbolic) {
+    const int64_t compiled0 = schedule_cache_stats().kernels_compiled;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t len = 1; len <= max_len; ++len) decode(symbolic ? pos.bind(len) : sint(len));
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return std::make_pair(secs, schedule_cache_stats().kernels_compiled - compiled0);
+  };
+  const auto [t_sym, k_sym] = run_all(true);
+  const auto [t_con, k_con] = run_all(false);
+  std::printf("decode %lld steps (KV length 1..%lld, d=%lld): symbolic %8.1f ms, %lld kernels "
+              "compiled | concrete %8.1f ms, %lld kernels compiled | ratio %.1fx\n",
+              static_cast<long long>(max_len), static_cast<long long>(max_len),
+              static_cast<long long>(dh), t_sym * 1e3, static_cast<long long>(k_sym), t_con * 1e3,
+              static_cast<long long>(k_con), t_con / t_sym);
   return 0;
 }
