@@ -40,6 +40,9 @@ Tensor with_bindings(Tensor t, const Arg& arg);
 UOpPtr device_node(const std::string& device);
 // A tensor-level constant of `shape` (a 0-d CONST reshaped and expanded, no memory).
 UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Shape& shape);
+// tinygrad's sum accumulator: small integers in 32 bits, half floats in float32 (sum, prod,
+// cumsum, cumprod).
+DType sum_acc_dtype(DType d);
 // The dtype a Python scalar gets on its own: bool, int32 or float32.
 DType scalar_dtype(const Scalar& s);
 // `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.

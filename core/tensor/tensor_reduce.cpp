@@ -37,26 +37,6 @@ Tensor reduce(const Tensor& t, Ops op, std::vector<int64_t> axes, bool keepdim, 
   return r.reshape(s);
 }
 
-// tinygrad's sum accumulator: small integers in 32 bits, half floats in float32.
-DType sum_acc_dtype(DType d) {
-  switch (d.scalar_type) {
-  case ScalarType::Bool:
-  case ScalarType::Int8:
-  case ScalarType::Int16:
-    return dtypes::int32;
-  case ScalarType::UInt8:
-  case ScalarType::UInt16:
-    return dtypes::uint32;
-  case ScalarType::Float16:
-  case ScalarType::BFloat16:
-  case ScalarType::FP8E4M3:
-  case ScalarType::FP8E5M2:
-    return dtypes::float32;
-  default:
-    return d;
-  }
-}
-
 // An order-reversing map, so min(x) = inverse(max(inverse(x))) without overflow.
 Tensor inverse(const Tensor& t) {
   if (t.dtype().is_float()) return t.neg();
@@ -67,12 +47,12 @@ Tensor inverse(const Tensor& t) {
 } // namespace
 
 Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const {
-  const DType acc = sum_acc_dtype(dtype());
+  const DType acc = detail::sum_acc_dtype(dtype());
   Tensor r = reduce(cast(acc), Ops::ADD, std::move(axes), keepdim, "sum");
   return dtype().is_float() ? r.cast(dtype()) : r;
 }
 Tensor Tensor::prod(std::vector<int64_t> axes, bool keepdim) const {
-  const DType acc = sum_acc_dtype(dtype());
+  const DType acc = detail::sum_acc_dtype(dtype());
   Tensor r = reduce(cast(acc), Ops::MUL, std::move(axes), keepdim, "prod");
   return dtype().is_float() ? r.cast(dtype()) : r;
 }
@@ -153,5 +133,29 @@ Tensor Tensor::matmul(const Tensor& o) const {
   if (o.ndim() == 1) r = r.squeeze(-1);
   return r;
 }
+
+namespace detail {
+
+// tinygrad's sum accumulator: small integers in 32 bits, half floats in float32.
+DType sum_acc_dtype(DType d) {
+  switch (d.scalar_type) {
+  case ScalarType::Bool:
+  case ScalarType::Int8:
+  case ScalarType::Int16:
+    return dtypes::int32;
+  case ScalarType::UInt8:
+  case ScalarType::UInt16:
+    return dtypes::uint32;
+  case ScalarType::Float16:
+  case ScalarType::BFloat16:
+  case ScalarType::FP8E4M3:
+  case ScalarType::FP8E5M2:
+    return dtypes::float32;
+  default:
+    return d;
+  }
+}
+
+} // namespace detail
 
 } // namespace tg

@@ -25,27 +25,6 @@ int64_t axis_of(int64_t dim, int64_t ndim, const char* name) {
   return detail::normalize_axis(dim, ndim, name);
 }
 
-// tinygrad's sum accumulator (the same choice as Tensor::sum): small ints in 32 bits, half
-// floats in float32.
-DType acc_dtype(DType d) {
-  switch (d.scalar_type) {
-  case ScalarType::Bool:
-  case ScalarType::Int8:
-  case ScalarType::Int16:
-    return dtypes::int32;
-  case ScalarType::UInt8:
-  case ScalarType::UInt16:
-    return dtypes::uint32;
-  case ScalarType::Float16:
-  case ScalarType::BFloat16:
-  case ScalarType::FP8E4M3:
-  case ScalarType::FP8E5M2:
-    return dtypes::float32;
-  default:
-    return d;
-  }
-}
-
 Scalar scalar_of(const ConstValue& v) {
   return std::visit([](auto x) { return Scalar(x); }, v);
 }
@@ -223,7 +202,7 @@ std::pair<Tensor, Tensor> Tensor::var_mean(std::vector<int64_t> axes, bool keepd
   int64_t n = 0;
   axes = var_axes(*this, std::move(axes), n, "var");
   // Half floats accumulate in float32, as their sums do.
-  Tensor x = cast(acc_dtype(dtype()));
+  Tensor x = cast(detail::sum_acc_dtype(dtype()));
   Tensor m = x.mean(axes, true);
   Tensor ss = x.sub(m).square().sum(axes, keepdim);
   // Divided by max(0, N - correction): 0 gives inf (or nan for 0/0), as PyTorch.
@@ -238,7 +217,7 @@ std::pair<Tensor, Tensor> Tensor::std_mean(std::vector<int64_t> axes, bool keepd
                                            double correction) const {
   int64_t n = 0;
   axes = var_axes(*this, std::move(axes), n, "std");
-  Tensor x = cast(acc_dtype(dtype()));
+  Tensor x = cast(detail::sum_acc_dtype(dtype()));
   Tensor m = x.mean(axes, true);
   Tensor v =
       x.sub(m).square().sum(axes, keepdim).div(std::max(0.0, static_cast<double>(n) - correction));
@@ -253,7 +232,7 @@ Tensor Tensor::std(std::vector<int64_t> axes, bool keepdim, double correction) c
 
 Tensor Tensor::cumsum(int64_t dim) const {
   const int64_t ax = axis_of(dim, ndim(), "cumsum");
-  const DType acc = acc_dtype(dtype());
+  const DType acc = detail::sum_acc_dtype(dtype());
   const DType out = dtype().is_float() ? dtype() : acc;
   if (ndim() == 0 || numel() == 0) return cast(out);
   Tensor r = scan_last(cast(acc).transpose(ax, -1), Ops::ADD).transpose(ax, -1);
@@ -261,7 +240,7 @@ Tensor Tensor::cumsum(int64_t dim) const {
 }
 Tensor Tensor::cumprod(int64_t dim) const {
   const int64_t ax = axis_of(dim, ndim(), "cumprod");
-  const DType acc = acc_dtype(dtype());
+  const DType acc = detail::sum_acc_dtype(dtype());
   const DType out = dtype().is_float() ? dtype() : acc;
   if (ndim() == 0 || numel() == 0) return cast(out);
   Tensor r = scan_last(cast(acc).transpose(ax, -1), Ops::MUL).transpose(ax, -1);

@@ -30,23 +30,6 @@ struct RIdx {
   }
 };
 
-// Python's slice over one axis of size n: the source positions it picks.
-inline std::vector<int64_t> py_slice_positions(int64_t n, std::optional<int64_t> start,
-                                               std::optional<int64_t> stop, int64_t step) {
-  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
-    if (!v) return dflt;
-    return std::clamp(*v < 0 ? *v + n : *v, lo, hi);
-  };
-  std::vector<int64_t> out;
-  if (step > 0) {
-    for (int64_t i = norm(start, 0, 0, n); i < norm(stop, n, 0, n); i += step) out.push_back(i);
-  } else {
-    for (int64_t i = norm(start, n - 1, -1, n - 1); i > norm(stop, -1, -1, n - 1); i += step)
-      out.push_back(i);
-  }
-  return out;
-}
-
 inline tg::Index to_index(const RIdx& r) {
   switch (r.kind) {
   case RIdx::Int:

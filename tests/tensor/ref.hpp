@@ -15,15 +15,18 @@
 // atol 1e-3 (K=4096 matmul) or 1e-2 (sums of 20000 values in [-1, 1]).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tg/error.hpp"
 #include "tg/ir/float_formats.hpp"
 #include "tg/tensor.hpp"
 
@@ -54,6 +57,39 @@ inline int64_t ravel(const std::vector<int64_t>& idx, const Shape& s) {
   int64_t i = 0;
   for (size_t k = 0; k < s.size(); ++k) i = i * s[k] + idx[k];
   return i;
+}
+
+// Python's slice over one axis of size n: the source positions it picks.
+inline std::vector<int64_t> py_slice_positions(int64_t n, std::optional<int64_t> start,
+                                               std::optional<int64_t> stop, int64_t step) {
+  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
+    if (!v) return dflt;
+    return std::clamp(*v < 0 ? *v + n : *v, lo, hi);
+  };
+  std::vector<int64_t> out;
+  if (step > 0) {
+    for (int64_t i = norm(start, 0, 0, n); i < norm(stop, n, 0, n); i += step) out.push_back(i);
+  } else {
+    for (int64_t i = norm(start, n - 1, -1, n - 1); i > norm(stop, -1, -1, n - 1); i += step)
+      out.push_back(i);
+  }
+  return out;
+}
+
+// The message of the tg::Error that f() raises, or "(no error)".
+template <class F> std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const tg::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// True when `part` occurs in message `s` (which the check prints when it fails).
+inline bool has(const std::string& s, const std::string& part) {
+  INFO(s);
+  return s.find(part) != std::string::npos;
 }
 
 struct Arr {

@@ -51,15 +51,6 @@ std::string describe(const std::vector<RIdx>& idx) {
 
 Tensor ints(const std::vector<int32_t>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 using R = RIdx;
 
 } // namespace

@@ -21,15 +21,6 @@ int64_t kernels(const Tensor& t) {
   return n;
 }
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // PyTorch's pad modes as index maps: output position i of an axis of size n padded by (b, a).
 double pad_ref_at(const Arr& x, const Pairs& p, const std::string& mode,
                   const std::vector<int64_t>& out) {

@@ -16,23 +16,6 @@ namespace {
 const DType kF32 = dtypes::float32, kF16 = dtypes::float16, kBF16 = dtypes::bfloat16,
             kI32 = dtypes::int32, kI8 = dtypes::int8, kU8 = dtypes::uint8, kBool = dtypes::bool_;
 
-// Python's slice over one axis: the source indices it picks.
-std::vector<int64_t> py_slice(int64_t n, std::optional<int64_t> start, std::optional<int64_t> stop,
-                              int64_t step) {
-  auto norm = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
-    if (!v) return dflt;
-    return std::clamp(*v < 0 ? *v + n : *v, lo, hi);
-  };
-  std::vector<int64_t> out;
-  if (step > 0) {
-    for (int64_t i = norm(start, 0, 0, n); i < norm(stop, n, 0, n); i += step) out.push_back(i);
-  } else {
-    for (int64_t i = norm(start, n - 1, -1, n - 1); i > norm(stop, -1, -1, n - 1); i += step)
-      out.push_back(i);
-  }
-  return out;
-}
-
 } // namespace
 
 TEST_SUITE("tensor.movement") {
@@ -124,8 +107,8 @@ TEST_SUITE("tensor.movement") {
         {{2, 3, 1}, {-100, 100, 5}},  {{6, -8, -1}, {3, 3, 1}},
     };
     for (const auto& [s0, s1] : cases) {
-      const std::vector<int64_t> r = py_slice(7, s0.start, s0.stop, s0.step);
-      const std::vector<int64_t> c = py_slice(9, s1.start, s1.stop, s1.step);
+      const std::vector<int64_t> r = py_slice_positions(7, s0.start, s0.stop, s0.step);
+      const std::vector<int64_t> c = py_slice_positions(9, s1.start, s1.stop, s1.step);
       Arr want =
           generate({static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size())},
                    [&](const std::vector<int64_t>& i) {

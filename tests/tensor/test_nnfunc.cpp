@@ -15,20 +15,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  INFO(s);
-  return s.find(part) != std::string::npos;
-}
-
 Tensor t_of(Arr& a, DType d = dtypes::float32) { return to_tensor(a, d); }
 
 // log_softmax along axis 1 of a 2-D array.

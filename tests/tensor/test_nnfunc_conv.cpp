@@ -15,20 +15,6 @@ using Ints = std::vector<int64_t>;
 
 namespace {
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  INFO(s);
-  return s.find(part) != std::string::npos;
-}
-
 // Iterates over every index of `s`.
 template <class F> void for_each_index(const Shape& s, F&& f) {
   for (int64_t i = 0; i < numel(s); ++i) f(unravel(i, s));

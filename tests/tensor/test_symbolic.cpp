@@ -16,14 +16,6 @@ using tg::sint;
 using tg::Variable;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 std::vector<float> iota_values(size_t n, float scale) {
   std::vector<float> v(n);
   for (size_t k = 0; k < n; ++k) v[k] = std::sin(static_cast<float>(k) * scale);
