@@ -44,21 +44,6 @@ Ints expand_arg(const Tensor::IntOrTuple& a, size_t n, const std::string& op, co
   return r;
 }
 
-Tensor repeat(const Tensor& t, const Ints& reps) {
-  Shape unsq, exp, fin;
-  for (size_t i = 0; i < reps.size(); ++i) {
-    const int64_t s = t.shape()[i], r = reps[i];
-    if (r != 1) {
-      unsq.push_back(1);
-      exp.push_back(r);
-    }
-    unsq.push_back(s);
-    exp.push_back(s);
-    fin.push_back(r * s);
-  }
-  return t.reshape(unsq).expand(exp).reshape(fin);
-}
-
 // tinygrad's Tensor._pool: (..., *i) -> (..., *o, *k), the k-windows with stride s and dilation
 // d of the last len(k) dimensions, by movement ops only.
 Tensor pool_view(const Tensor& x, const Ints& k, const Ints& s, const Ints& d,
@@ -88,7 +73,7 @@ Tensor pool_view(const Tensor& x, const Ints& k, const Ints& s, const Ints& d,
       f[j] = 1 + (out[j] * s[j] > in[j] - d[j] * (k[j] - 1) ? 1 : 0);
       reps.push_back(cdiv(k[j] * (in[j] * f[j] + d[j]), in[j]));
     }
-    Tensor t = repeat(x, reps);
+    Tensor t = x.repeat(reps);
     Pairs r1 = keep;
     Shape s1 = lead;
     for (size_t j = 0; j < nk; ++j) {
