@@ -445,7 +445,13 @@ Tensor Tensor::getitem(std::vector<Index> indices) const {
 Tensor& Tensor::setitem(std::vector<Index> indices, const Tensor& value) {
   if (value.device() != device())
     throw Error("setitem: value is on " + value.device() + " but the tensor is on " + device());
-  if (!is_buffer_view(uop())) realize();
+  // With autograd the update is out of place (below); a leaf the user marked cannot change
+  // under its own gradient (PyTorch's rule).
+  const bool differentiable = requires_grad() || value.requires_grad();
+  if (differentiable && state_->grad_leaf)
+    throw Error("setitem: a leaf tensor that requires grad cannot be written in place; write "
+                "into a copy (x = x * 1) or detach() it first");
+  if (!differentiable && !is_buffer_view(uop())) realize();
   Parsed p = parse_index(*this, std::move(indices), "setitem");
   Tensor v;
   if (p.tdims.empty()) {
@@ -458,7 +464,18 @@ Tensor& Tensor::setitem(std::vector<Index> indices, const Tensor& value) {
   } else {
     v = advanced_update(p, value, "setitem");
   }
-  if (writable_view(p.view.uop())) {
+  if (differentiable) {
+    // The new value as a graph over the old one, so gradients reach both (the old value where
+    // nothing was written, the value where it was): every copy of this handle sees it.
+    auto [placed, lands] = inverse_basic(*this, p, v);
+    Tensor updated = lands.where(placed, *this);
+    state_->uop = updated.uop();
+    state_->buffers = updated.state()->buffers;
+    state_->var_vals = updated.state()->var_vals;
+    state_->requires_grad = true;
+    state_->forward = nullptr;
+    state_->forward_buffers.clear();
+  } else if (writable_view(p.view.uop())) {
     // A view of the buffer: write the indexed elements only.
     Tensor target = p.view;
     target.assign(v).realize();

@@ -528,6 +528,43 @@ TEST_SUITE("tensor.autograd") {
     CHECK_FALSE(Tensor::training);
   }
 
+  TEST_CASE("setitem with autograd: an out-of-place update that both sides differentiate") {
+    using tg::Slice;
+    // A slice, a stepped slice, an int with a slice, an integer-tensor index.
+    CHECK(gradcheck(
+        [](const std::vector<Tensor>& x) {
+          Tensor y = x[0] * 1.0;
+          y.setitem({Slice{1, 3}}, x[1]);
+          return y;
+        },
+        {{4, 3}, {2, 3}}));
+    CHECK(gradcheck(
+        [](const std::vector<Tensor>& x) {
+          Tensor y = x[0].exp();
+          y.setitem({Slice{std::nullopt, std::nullopt, 2}, 1}, x[1].sin());
+          return y * x[0];
+        },
+        {{5, 3}, {3}}));
+    CHECK(gradcheck(
+        [](const std::vector<Tensor>& x) {
+          Tensor y = x[0] + 0.0;
+          y.setitem({Tensor::from_vector(std::vector<int32_t>{2, 0})}, x[1]);
+          return y;
+        },
+        {{4, 2}, {2, 2}}));
+    // The values are the update's, seen through every copy of the handle.
+    Tensor a = Tensor::from_vector(std::vector<double>{1, 2, 3, 4});
+    a.requires_grad_(true);
+    Tensor y = a * 2.0, alias = y;
+    y.setitem({Slice{0, 2}}, Tensor::from_vector(std::vector<double>{-1, -2}));
+    CHECK(alias.to_vector<double>() == std::vector<double>{-1, -2, 6, 8});
+    y.sum().backward();
+    CHECK(a.grad().to_vector<double>() == std::vector<double>{0, 0, 2, 2});
+    // A marked leaf cannot be written in place (PyTorch's rule).
+    CHECK(error_of([&] { a.setitem({0}, 5.0); }).find("leaf tensor that requires grad") !=
+          std::string::npos);
+  }
+
   TEST_CASE("errors name what is wrong") {
     Tensor x = f64({1, 2, 3, 4}, {2, 2}).requires_grad_();
     CHECK_THROWS_WITH_AS((x * 2).backward(), doctest::Contains("shape (2, 2) (4 elements)"), Error);
