@@ -277,6 +277,14 @@ roots_of(const std::vector<Tensor>& tensors) {
     if (std::find(roots.begin(), roots.end(), t.uop()) == roots.end()) roots.push_back(t.uop());
     merge_buffers(bufs, t.state()->buffers);
   }
+  // Every ASSIGN a root reads runs in this realize, so it is a root too: its tensors then see
+  // the written buffer instead of running the assign a second time later (tinygrad puts
+  // assigns in the becomes map the same way).
+  const size_t n = roots.size();
+  for (size_t i = 0; i < n; ++i)
+    for (const UOp* u : roots[i]->toposort())
+      if (u->op == Ops::ASSIGN && std::find(roots.begin(), roots.end(), u->ptr()) == roots.end())
+        roots.push_back(u->ptr());
   return {roots, bufs};
 }
 } // namespace

@@ -198,6 +198,22 @@ TEST_SUITE("tensor.assign") {
     CHECK_THROWS_AS(x.assign(Tensor::ones({3})), tg::Error);
   }
 
+  TEST_CASE("a pending assign read by another computation: the new values, and they land") {
+    Tensor v = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}).realize();
+    Tensor x = Tensor::from_vector(std::vector<float>{10, 20, 30, 40}).realize();
+    Tensor alias = v;
+    v.assign(v * 0.5f);
+    CHECK((x * v).to_vector<float>() == std::vector<float>{5, 20, 45, 80});
+    CHECK(alias.to_vector<float>() == std::vector<float>{0.5f, 1, 1.5f, 2});
+    // Read through a reshape and an expand, as batch_norm reads running statistics.
+    Tensor w = Tensor::from_vector(std::vector<float>{1, 4}).realize();
+    w.assign(w.mul(0.5f).add(1.0f));
+    Tensor m = Tensor::ones({2, 2, 3});
+    CHECK(m.sub(w.reshape({1, 2, 1})).to_vector<float>() ==
+          std::vector<float>{-0.5f, -0.5f, -0.5f, -2, -2, -2, -0.5f, -0.5f, -0.5f, -2, -2, -2});
+    CHECK(w.to_vector<float>() == std::vector<float>{1.5f, 3});
+  }
+
   TEST_CASE("x.assign(x + 1) reads the old values; repeated steps accumulate") {
     Tensor x = Tensor::from_vector<float>({1, 2, 3});
     for (int k = 0; k < 3; ++k) x.assign(x + 1).realize();
