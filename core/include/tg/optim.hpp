@@ -1,0 +1,67 @@
+#pragma once
+// Optimizers as tinygrad's nn.optim and torch.optim: each keeps handles on the parameters
+// (tg::Tensor copies share state) and its own state tensors, and an update is a set of assigns.
+// schedule_step() returns those assigns unrealized, so a whole training step (loss, backward,
+// update) can be one realize; step() realizes them. The learning rate lives in a realized 0-d
+// tensor, so changing it (set_lr, a schedule) recompiles nothing.
+#include <vector>
+
+#include "tg/tensor.hpp"
+
+namespace tg::optim {
+
+class Optimizer {
+public:
+  Optimizer(std::vector<Tensor> params, double lr);
+  virtual ~Optimizer() = default;
+  void zero_grad();                    // every parameter's grad cleared
+  void step();                         // realizes schedule_step()
+  std::vector<Tensor> schedule_step(); // the parameters and state after the update, unrealized
+  void set_lr(double lr);
+  double lr() const;
+  const std::vector<Tensor>& params() const { return params_; }
+
+protected:
+  // The new value of parameter i from its gradient `g` (both detached); writes its own state
+  // with assign and lists the state it touched in `touched`.
+  virtual Tensor update(size_t i, const Tensor& p, const Tensor& g,
+                        std::vector<Tensor>& touched) = 0;
+  std::vector<Tensor> params_;
+  Tensor lr_;   // 0-d float32, realized
+  Tensor step_; // 0-d int32 count of steps taken (updated by schedule_step)
+};
+
+// SGD with momentum, dampening, Nesterov and L2 weight decay (torch.optim.SGD).
+class SGD : public Optimizer {
+public:
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0,
+      bool nesterov = false, double dampening = 0);
+
+private:
+  Tensor update(size_t i, const Tensor& p, const Tensor& g, std::vector<Tensor>& touched) override;
+  double momentum_, weight_decay_, dampening_;
+  bool nesterov_;
+  std::vector<Tensor> buf_;
+};
+
+// Adam (L2 weight decay added to the gradient) and AdamW (decoupled weight decay), as torch.
+class Adam : public Optimizer {
+public:
+  Adam(std::vector<Tensor> params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+       double eps = 1e-8, double weight_decay = 0, bool decoupled = false);
+
+private:
+  Tensor update(size_t i, const Tensor& p, const Tensor& g, std::vector<Tensor>& touched) override;
+  double b1_, b2_, eps_, weight_decay_;
+  bool decoupled_;
+  std::vector<Tensor> m_, v_;
+};
+
+class AdamW : public Adam {
+public:
+  AdamW(std::vector<Tensor> params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+        double eps = 1e-8, double weight_decay = 0.01)
+      : Adam(std::move(params), lr, beta1, beta2, eps, weight_decay, true) {}
+};
+
+} // namespace tg::optim
