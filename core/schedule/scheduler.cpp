@@ -182,6 +182,54 @@ bool assign_hazard(const UOpPtr& target, const UOpPtr& value) {
   return false;
 }
 
+// Topological order is enough for data, not for memory an ASSIGN overwrites: a kernel that
+// reads the target's old contents (the buffer itself, not the ASSIGN) must run before the
+// ASSIGN's kernel. Reorders `items` (stably: Kahn's algorithm taking the earliest ready item)
+// under both kinds of edge; a cycle (a kernel that needs the old contents and the new) cannot
+// be ordered and raises tg::Error.
+void order_for_assigns(std::vector<TemplateItem>& items, const std::vector<const UOp*>& writes,
+                       const std::vector<std::vector<const UOp*>>& reads) {
+  const size_t n = items.size();
+  std::unordered_map<const UOp*, size_t> writer;
+  std::unordered_map<const UOp*, std::vector<size_t>> assigns_to; // base BUFFER -> ASSIGN items
+  for (size_t i = 0; i < n; ++i) {
+    writer[writes[i]] = i;
+    if (writes[i]->op == Ops::ASSIGN) assigns_to[base_buffer(writes[i]->src[0]).get()].push_back(i);
+  }
+  if (assigns_to.empty()) return;
+  std::vector<std::vector<size_t>> after(n);
+  std::vector<size_t> indegree(n, 0);
+  auto edge = [&](size_t from, size_t to) {
+    if (from == to) return;
+    after[from].push_back(to);
+    ++indegree[to];
+  };
+  for (size_t j = 0; j < n; ++j)
+    for (const UOp* r : reads[j]) {
+      if (auto w = writer.find(r); w != writer.end()) edge(w->second, j); // data
+      if (auto a = assigns_to.find(r); a != assigns_to.end())
+        for (size_t w : a->second) edge(j, w); // read the old contents before they are overwritten
+    }
+  std::vector<size_t> ready, order;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) ready.push_back(i);
+  while (!ready.empty()) {
+    auto it = std::min_element(ready.begin(), ready.end());
+    const size_t i = *it;
+    ready.erase(it);
+    order.push_back(i);
+    for (size_t k : after[i])
+      if (--indegree[k] == 0) ready.push_back(k);
+  }
+  if (order.size() != n)
+    throw Error("scheduler: a kernel needs both the old and the new contents of a buffer that an "
+                "assign overwrites; realize the reader of the old values before the assign");
+  std::vector<TemplateItem> sorted;
+  sorted.reserve(n);
+  for (size_t i : order) sorted.push_back(std::move(items[i]));
+  items = std::move(sorted);
+}
+
 ScheduleTemplate build_template(const UOpPtr& sink) {
   const std::vector<const UOp*>& topo = sink->toposort();
   std::unordered_map<const UOp*, std::vector<const UOp*>> users;
@@ -242,23 +290,31 @@ ScheduleTemplate build_template(const UOpPtr& sink) {
   }
 
   auto is_stored = [&](const UOp* u) { return stored.count(u) > 0; };
+  std::vector<const UOp*> writes;             // per item: the stored node it computes
+  std::vector<std::vector<const UOp*>> reads; // per item: the nodes it loads
   for (const UOp* u : topo) {
     if (!stored.count(u) || u->op == Ops::BUFFER) continue;
     if (shape_numel_max(*u->shape()) == 0) continue; // nothing to compute
     TemplateItem item;
     item.device = node_device(u);
+    std::vector<const UOp*> loads;
     if (u->op == Ops::COPY) {
       item.kind = ScheduleItem::Kind::Copy;
       const UOpPtr& src = u->src[0];
       const UOp* from = stored.count(src.get()) ? src.get() : base_buffer(src).get();
       item.bufs = {memory.at(u), memory.at(from)};
+      loads = {from};
     } else {
       KernelSlots slots;
       item.ast = build_kernel(u->ptr(), is_stored, slots);
       for (const UOp* n : slots.nodes) item.bufs.push_back(memory.at(n));
+      loads.assign(slots.nodes.begin() + 1, slots.nodes.end());
     }
     t.items.push_back(std::move(item));
+    writes.push_back(u);
+    reads.push_back(std::move(loads));
   }
+  order_for_assigns(t.items, writes, reads);
 
   // Memory plan: an intermediate whose last reader has run frees its memory for a later
   // intermediate of the same device and size (the queue runs items in order).

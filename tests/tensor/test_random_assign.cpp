@@ -214,6 +214,20 @@ TEST_SUITE("tensor.assign") {
     CHECK(w.to_vector<float>() == std::vector<float>{1.5f, 3});
   }
 
+  TEST_CASE("realized together, a reader of the old contents runs before the assign") {
+    for (bool reader_first : {true, false}) {
+      Tensor b = Tensor::from_vector(std::vector<float>{1, 2, 3}).realize();
+      Tensor old = b * 10; // built before the assign: reads b's memory as it is now
+      b.assign(b + 1);
+      if (reader_first)
+        Tensor::realize_all({old, b});
+      else
+        Tensor::realize_all({b, old});
+      CHECK(old.to_vector<float>() == std::vector<float>{10, 20, 30});
+      CHECK(b.to_vector<float>() == std::vector<float>{2, 3, 4});
+    }
+  }
+
   TEST_CASE("x.assign(x + 1) reads the old values; repeated steps accumulate") {
     Tensor x = Tensor::from_vector<float>({1, 2, 3});
     for (int k = 0; k < 3; ++k) x.assign(x + 1).realize();
