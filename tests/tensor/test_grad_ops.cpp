@@ -50,7 +50,7 @@ Tensor bools(const std::vector<bool>& v, const Shape& s) {
 void check_all(const std::vector<std::pair<const char*, Fn>>& ops, const Shape& s,
                const GradcheckOptions& o = {}) {
   for (const auto& [name, f] : ops) {
-    INFO(name);
+    INFO(std::string(name));
     CHECK(gradcheck(f, {s}, o));
   }
 }
@@ -85,7 +85,7 @@ TEST_SUITE("tensor.grad_ops") {
         {"silu wide", [](const Xs& x) { return x[0].silu(); }},
     };
     for (const auto& [name, f] : wide) {
-      INFO(name);
+      INFO(std::string(name));
       CHECK(gradcheck_at(f, {away_from({2, 5}, -30, 30, 11, {-5, 5}, 0.2)}));
     }
   }
@@ -108,7 +108,7 @@ TEST_SUITE("tensor.grad_ops") {
         {"copysign scalar", [](const Xs& x) { return x[0].copysign(-1.0).exp(); }},
     };
     for (const auto& [name, f] : ops) {
-      INFO(name);
+      INFO(std::string(name));
       CHECK(gradcheck_at(f, {away_from({4, 5}, -7, 7, 3, kinks, 0.1)}));
       CHECK(gradcheck_at(f, {away_from({3, 3}, -1.5, 1.5, 4, kinks, 0.1)}));
     }
@@ -322,7 +322,7 @@ TEST_SUITE("tensor.grad_ops") {
     const Tensor dup = ints({1, 1, 0, 3, 3, 3}, {2, 3});
     for (const char* red : {"sum", "prod", "mean", "amax", "amin"})
       for (bool self : {true, false}) {
-        INFO("scatter_reduce " << red << " include_self " << self);
+        INFO("scatter_reduce " << std::string(red) << " include_self " << self);
         const std::string r = red;
         GradcheckOptions o;
         if (r == "prod") o = {.lo = 0.5, .hi = 1.5};
@@ -475,7 +475,7 @@ TEST_SUITE("tensor.grad_ops") {
     }
     CHECK(gradcheck([](const Xs& x) { return x[0].transpose().diag(); }, {{3, 3}}));
     for (const char* ix : {"ij", "xy"}) {
-      INFO("meshgrid " << ix);
+      INFO("meshgrid " << std::string(ix));
       CHECK(gradcheck(
           [=](const Xs& x) {
             auto g = Tensor::meshgrid({x[0], x[1], x[2]}, ix);
