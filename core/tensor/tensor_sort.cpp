@@ -12,7 +12,9 @@
 // into runs of 2^s: first each element of a run of 2^s against its mirror image, then
 // half-cleaners at distances 2^(s-2), ..., 1. All comparators point the same way (the mirror
 // step is the "flip" form of the bitonic merge), so no direction masks are needed. Each of
-// the k(k+1)/2 steps is stored (contiguous), two kernels per step (values and indices).
+// the k(k+1)/2 steps is stored (contiguous), two kernels per step (values and indices); the values'
+// gradient is stored per step too (contiguous_backward), or the backward fuses the network into
+// exponentially large kernels.
 #include <limits>
 
 #include "tensor/tensor_internal.hpp"
@@ -77,7 +79,7 @@ Lanes exchange(const Lanes& x, int64_t h, bool mirror, bool descending) {
   Lanes second{swap.where(top.v, bottom.v), swap.where(top.i, bottom.i)};
   if (mirror) second = {second.v.flip({-1}), second.i.flip({-1})};
   const Shape flat{b, m};
-  return {join(first.v, second.v).reshape(flat).contiguous(),
+  return {join(first.v, second.v).reshape(flat).contiguous().contiguous_backward(),
           join(first.i, second.i).reshape(flat).contiguous()};
 }
 
