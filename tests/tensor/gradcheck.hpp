@@ -25,6 +25,17 @@
 
 namespace tgt {
 
+// Host values in [lo, hi] (float64) at least `gap` away from each point of `avoid`: inputs for
+// ops with kinks or jumps there.
+inline Arr away_from(const Shape& s, double lo, double hi, uint32_t seed,
+                     const std::vector<double>& avoid, double gap = 0.05) {
+  Arr a = random_arr(s, lo, hi, tg::dtypes::float64, seed);
+  for (double& x : a.v)
+    for (double p : avoid)
+      if (std::abs(x - p) < gap) x = p + (x < p ? -gap : gap);
+  return a;
+}
+
 struct GradcheckOptions {
   double lo = -2, hi = 2; // the range of the random inputs
   double h = 1e-6;        // the finite-difference step

@@ -23,16 +23,6 @@ Tensor f64(const std::vector<double>& v, const Shape& s) {
   return Tensor::from_vector(v, s, "", dtypes::float64);
 }
 
-// Host values that stay at least `gap` away from each of `avoid` (non-differentiable points).
-Arr away_from(const Shape& s, double lo, double hi, uint32_t seed, std::vector<double> avoid,
-              double gap = 0.05) {
-  Arr a = random_arr(s, lo, hi, dtypes::float64, seed);
-  for (double& x : a.v)
-    for (double p : avoid)
-      if (std::abs(x - p) < gap) x = p + (x < p ? -gap : gap);
-  return a;
-}
-
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 Fn unary(Tensor (Tensor::*op)() const) {
   return [op](const std::vector<Tensor>& x) { return (x[0].*op)(); };

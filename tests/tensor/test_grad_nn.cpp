@@ -29,16 +29,6 @@ Tensor f64(const std::vector<double>& v, const Shape& s) {
 }
 Tensor i32(const std::vector<int32_t>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 
-// Host values in [lo, hi] at least `gap` away from each point of `avoid` (kinks of the op).
-Arr away_from(const Shape& s, double lo, double hi, uint32_t seed, const std::vector<double>& avoid,
-              double gap = 0.05) {
-  Arr a = random_arr(s, lo, hi, dtypes::float64, seed);
-  for (double& x : a.v)
-    for (double p : avoid)
-      if (std::abs(x - p) < gap) x = p + (x < p ? -gap : gap);
-  return a;
-}
-
 // Host values whose pairwise gaps are at least 0.01 (a max/argmax never ties under the step h):
 // a shuffled ramp.
 Arr distinct(const Shape& s, uint32_t seed) {

@@ -28,16 +28,6 @@ namespace {
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 using Xs = std::vector<Tensor>;
 
-// Host values in [lo, hi] that stay at least `gap` away from each of `avoid` (the kinks).
-Arr away_from(const Shape& s, double lo, double hi, uint32_t seed, const std::vector<double>& avoid,
-              double gap = 0.05) {
-  Arr a = random_arr(s, lo, hi, dtypes::float64, seed);
-  for (double& x : a.v)
-    for (double p : avoid)
-      if (std::abs(x - p) < gap) x = p + (x < p ? -gap : gap);
-  return a;
-}
-
 Tensor ints(const std::vector<int32_t>& v, const Shape& s) { return Tensor::from_vector(v, s); }
 Tensor bools(const std::vector<bool>& v, const Shape& s) {
   std::vector<uint8_t> b(v.begin(), v.end());
