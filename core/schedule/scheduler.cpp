@@ -144,8 +144,8 @@ UOpPtr normalize(const UOpPtr& sink, std::vector<const UOp*>& buffers_in_order) 
       buffers_in_order.push_back(u);
       r = UOp::make(Ops::BUFFER, u->dtype,
                     {UOp::make(Ops::UNIQUE, dtypes::void_, {}, -1 - k), u->src[1]}, u->arg);
-    } else if (u->op == Ops::DETACH ||
-               u->op == Ops::CONTIGUOUS_BACKWARD) { // only autograd sees them
+    } else if (u->op == Ops::DETACH || u->op == Ops::CONTIGUOUS_BACKWARD ||
+               u->op == Ops::CUSTOM_VJP) { // only autograd sees them
       r = src[0];
     } else if (u->op == Ops::REDUCE && (r = split_reduce(*u, src[0]))) {
       // split in two kernels
@@ -252,17 +252,41 @@ ScheduleTemplate build_template(const UOpPtr& sink) {
         stored.insert(u->src[1].get());
     }
   }
-  // A REDUCE read through an EXPAND would be recomputed for every element it is expanded to:
-  // store it. `expanded[u]`: some path from u up to the kernel that reads it crosses an EXPAND.
-  std::unordered_map<const UOp*, bool> expanded;
+  // A REDUCE that is not stored is recomputed wherever it is read. Store it when that would
+  // repeat its work: read through an EXPAND (recomputed for every element it is expanded to),
+  // inside another REDUCE (recomputed for every step of that reduce: a batch norm's mean of a
+  // convolution), or by two or more kernels (each recomputes it).
+  // Walking down from the roots, per node: `expanded`/`reduced` say some path up to the kernel
+  // that reads it crosses an EXPAND/REDUCE; `readers` lists the kernels (stored nodes) that
+  // read it, up to two.
+  struct Reach {
+    bool expanded = false, reduced = false;
+    std::vector<const UOp*> readers;
+  };
+  std::unordered_map<const UOp*, Reach> reach;
+  auto add_reader = [](Reach& r, const UOp* k) {
+    if (r.readers.size() < 2 && std::find(r.readers.begin(), r.readers.end(), k) == r.readers.end())
+      r.readers.push_back(k);
+  };
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
     const UOp* u = *it;
-    bool e = false;
+    Reach r;
     if (auto us = users.find(u); us != users.end())
-      for (const UOp* user : us->second)
-        if (!stored.count(user)) e |= expanded[user] || user->op == Ops::EXPAND;
-    expanded[u] = e;
-    if (u->op == Ops::REDUCE && e) stored.insert(u);
+      for (const UOp* user : us->second) {
+        if (stored.count(user)) {
+          add_reader(r, user);
+          continue;
+        }
+        const Reach& above = reach[user];
+        r.expanded |= above.expanded || user->op == Ops::EXPAND;
+        r.reduced |= above.reduced || user->op == Ops::REDUCE;
+        for (const UOp* k : above.readers) add_reader(r, k);
+      }
+    if (u->op == Ops::REDUCE && (r.expanded || r.reduced || r.readers.size() > 1)) {
+      stored.insert(u);
+      r = Reach{};
+    }
+    reach[u] = std::move(r);
   }
 
   ScheduleTemplate t;
