@@ -19,7 +19,7 @@ std::string_view op_name(Ops op) {
     "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
     "REDUCE",
     "WMMA", "CUSTOM",
-    "CONTIGUOUS_BACKWARD",
+    "CONTIGUOUS_BACKWARD", "CUSTOM_VJP",
   };
   // clang-format on
   auto i = static_cast<size_t>(op);

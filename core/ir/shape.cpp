@@ -61,6 +61,8 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
                    shape_str(out) + " (" + n_out.str() + " elements)");
     return of(out);
   }
+  case Ops::CUSTOM_VJP: // its value is src[0]; the other sources only feed its gradient
+    return src.at(0)->shape_ptr();
   case Ops::EXPAND: {
     const Shape& in = src_shape(op, src);
     const Shape& out = arg_as<Shape>(op, arg, "the new shape");

@@ -225,6 +225,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set(CONTIGUOUS, 1, -1);
     set(DETACH, 1, 1);
     set(CONTIGUOUS_BACKWARD, 1, 1);
+    set(CUSTOM_VJP, 1, -1, arg_is<std::string>("the name of its gradient rule"));
     set(COPY, 1, -1);
     set(ASSIGN, 2, -1);
     set(IF, 1, -1);

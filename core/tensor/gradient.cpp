@@ -6,6 +6,7 @@
 #include "tensor/gradient.hpp"
 
 #include <cmath>
+#include <mutex>
 #include <numbers>
 #include <string>
 #include <typeinfo>
@@ -20,6 +21,12 @@ namespace tg::detail {
 namespace {
 
 using enum Ops;
+
+std::mutex g_vjp_mu;
+std::unordered_map<std::string, VjpRule>& vjp_rules() {
+  static auto& rules = *new std::unordered_map<std::string, VjpRule>();
+  return rules;
+}
 
 // The rewrite context of a derivative rule.
 struct GradCtx {
@@ -195,6 +202,23 @@ PatternMatcher make_pm_gradient() {
                   out[0] = c.grad;
                   return out;
                 }),
+      grad_rule({CUSTOM_VJP},
+                [](G c, U r) -> std::vector<UOpPtr> {
+                  // Nothing flows into src[0]: its graph only computes the value.
+                  const auto& name = std::get<std::string>(r.arg);
+                  VjpRule rule;
+                  {
+                    std::lock_guard lock(g_vjp_mu);
+                    auto it = vjp_rules().find(name);
+                    if (it == vjp_rules().end())
+                      throw Error("autograd: no gradient rule registered as '" + name + "'");
+                    rule = it->second;
+                  }
+                  std::vector<UOpPtr> out{nullptr};
+                  std::vector<UOpPtr> g = rule(c.grad, std::span<const UOpPtr>(r.src).subspan(1));
+                  out.insert(out.end(), g.begin(), g.end());
+                  return out;
+                }),
       grad_rule({CONTIGUOUS_BACKWARD},
                 [](G c, U) -> std::vector<UOpPtr> { return {un(CONTIGUOUS, c.grad)}; }),
       grad_rule({RESHAPE},
@@ -282,6 +306,17 @@ private:
 };
 
 } // namespace
+
+void register_vjp(const std::string& name, VjpRule rule) {
+  std::lock_guard lock(g_vjp_mu);
+  vjp_rules().try_emplace(name, std::move(rule));
+}
+
+UOpPtr custom_vjp(const UOpPtr& value, const std::vector<UOpPtr>& inputs, const std::string& name) {
+  std::vector<UOpPtr> src{value};
+  src.insert(src.end(), inputs.begin(), inputs.end());
+  return UOp::make(CUSTOM_VJP, value->dtype, std::move(src), name);
+}
 
 const PatternMatcher& pm_gradient() {
   static const PatternMatcher pm = make_pm_gradient();

@@ -33,9 +33,12 @@ enum class Ops : uint8_t {
   // tensor level, appended so that the numbers of the ops above (which plugins see) stay:
   // the identity whose gradient is made contiguous (autograd)
   CONTIGUOUS_BACKWARD,
+  // the value of src[0], whose gradients to src[1:] come from a registered rule instead of
+  // src[0]'s graph (a convolution's backward as convolutions; autograd, gradient.cpp)
+  CUSTOM_VJP,
 };
 // clang-format on
-inline constexpr int kNumOps = static_cast<int>(Ops::CONTIGUOUS_BACKWARD) + 1;
+inline constexpr int kNumOps = static_cast<int>(Ops::CUSTOM_VJP) + 1;
 static_assert(kNumOps <= 128, "OpSet holds at most 128 ops");
 
 std::string_view op_name(Ops op);
