@@ -1,9 +1,12 @@
 // Random numbers as tinygrad makes them: threefry2x32 (Salmon et al., "Parallel random numbers:
 // as easy as 1, 2, 3") over a counter, keyed by the seed and a per-call counter. The key lives
-// in a small buffer so that every call compiles to the same kernel; the bits depend only on
-// (seed, call number, element index), so runs and devices agree.
+// in a small buffer on each device, so that every call compiles to the same kernel, and each
+// call advances its call counter on the device (tinygrad's _device_rng_counters): a TinyJit
+// replay of a step that draws numbers draws new ones. The bits
+// depend only on (seed, call number, element index), so runs and devices agree.
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <numbers>
 
@@ -16,7 +19,11 @@ namespace {
 
 std::mutex g_rng_mu;
 uint64_t g_seed = 0;
-uint64_t g_calls = 0;
+// Per device: (seed word, calls so far), uint32; made on first use after a manual_seed.
+std::map<std::string, Tensor>& rng_keys() {
+  static auto& keys = *new std::map<std::string, Tensor>();
+  return keys;
+}
 
 Tensor rotl(const Tensor& x, int r) {
   return x.lshift(x.scalar_like(int64_t{r})).bitwise_or(x.rshift(x.scalar_like(int64_t{32 - r})));
@@ -42,15 +49,22 @@ Tensor threefry2x32(Tensor x0, Tensor x1, const Tensor& k0, const Tensor& k1) {
 
 // `n` random uint32 words for the next call.
 Tensor random_bits(int64_t n, const std::string& device) {
-  uint64_t seed, call;
+  Tensor k;
   {
     std::lock_guard lock(g_rng_mu);
-    seed = g_seed;
-    call = g_calls++;
+    auto it = rng_keys().find(device);
+    if (it == rng_keys().end()) {
+      const std::vector<uint32_t> key{static_cast<uint32_t>(g_seed ^ (g_seed >> 32)), 0};
+      it = rng_keys().emplace(device, Tensor::from_vector(key, Shape{2}, device).realize()).first;
+    }
+    // This call draws with the count before key += (0, 1). The incremented key is stored in a
+    // buffer of its own, which the draw reads however late it is realized, then copied back:
+    // two launches, both inside a jitted step when drawn there, so its replays draw anew.
+    Tensor step = Tensor::from_vector(std::vector<uint32_t>{0, 1}, Shape{2}, device);
+    Tensor next = (it->second + step).realize();
+    it->second.assign(next).realize();
+    k = next - step;
   }
-  const std::vector<uint32_t> key{static_cast<uint32_t>(seed ^ (seed >> 32)),
-                                  static_cast<uint32_t>(call)};
-  Tensor k = Tensor::from_vector(key, Shape{2}, device);
   Tensor k0 = k.index(0).reshape({1}).expand({n});
   Tensor k1 = k.index(1).reshape({1}).expand({n});
   Tensor counter = Tensor::arange(n, dtypes::uint32, device);
@@ -71,7 +85,7 @@ int64_t numel_of(const Shape& s) {
 void Tensor::manual_seed(uint64_t seed) {
   std::lock_guard lock(g_rng_mu);
   g_seed = seed;
-  g_calls = 0;
+  rng_keys().clear(); // the next draw on each device starts a new key
 }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
