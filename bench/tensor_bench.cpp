@@ -9,6 +9,7 @@
 //   decode  attention of one query over a KV cache of length 1..128 (d=64), as an LLM decodes:
 //         the length as a bound variable (one graph, kernels compiled once) vs a concrete
 //         length per step (new kernels each step); total time and kernels compiled
+//   jit   host time per launch of a step of 100 trivial kernels: eager vs TinyJit replay
 // Times are the best of several runs of a whole realize (scheduling from the cache, launch,
 // wait), after a warm-up that compiles the kernel.
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "tg/jit.hpp"
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 #ifdef TG_HAVE_OPENBLAS
@@ -195,5 +197,31 @@ int main(int argc, char** argv) {
               static_cast<long long>(max_len), static_cast<long long>(max_len),
               static_cast<long long>(dh), t_sym * 1e3, static_cast<long long>(k_sym), t_con * 1e3,
               static_cast<long long>(k_con), t_con / t_sym);
+
+  // ---- TinyJit replay overhead: a step of `chain` trivial kernels -------------------------
+  // Each kernel adds one to 16 floats, so the time is host work per launch: building the
+  // graph, the schedule cache lookup and the launches (eager) against swapping pointers and
+  // one Graph submission (jit) or one queue submission per launch (jit, no graph).
+  const int chain = 100, steps = 50;
+  auto trivial = [&](const Tensor& in) {
+    Tensor t = in;
+    for (int i = 0; i < chain; ++i) t = (t + 1).contiguous();
+    return t;
+  };
+  Tensor x0 = Tensor::zeros({16}).contiguous().realize();
+  auto per_launch = [&](const std::function<void()>& step) {
+    return best_of(3,
+                   [&] {
+                     for (int i = 0; i < steps; ++i) step();
+                   }) /
+           (steps * chain);
+  };
+  const double t_eager = per_launch([&] { trivial(x0).realize(); });
+  TinyJit jit_graph(trivial), jit_plain(trivial, JitOptions{.use_graph = false});
+  const double t_graph = per_launch([&] { jit_graph(x0); });
+  const double t_plain = per_launch([&] { jit_plain(x0); });
+  std::printf("jit   step of %d trivial kernels, per launch: eager %7.2f us | replay %7.2f us "
+              "(graph) %7.2f us (no graph) | eager/replay %.1fx\n",
+              chain, t_eager * 1e6, t_graph * 1e6, t_plain * 1e6, t_eager / t_graph);
   return 0;
 }

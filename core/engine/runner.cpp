@@ -56,8 +56,8 @@ CompiledRunner::CompiledRunner(std::shared_ptr<Device> device, const std::string
   program_ = device_->load(kernel_.name, binary);
 }
 
-double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vector<int64_t>& vars,
-                           bool wait) {
+LaunchArgs CompiledRunner::launch_args(const std::vector<DevicePtr>& buffers,
+                                       const std::vector<int64_t>& vars) const {
   // Wrong arguments would make the kernel read or write out of bounds: refuse them here.
   for (const KernelParam& p : kernel_.params)
     if (p.slot < 0 || static_cast<size_t>(p.slot) >= buffers.size())
@@ -73,7 +73,27 @@ double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vec
                   std::to_string(v.min) + ", " + std::to_string(v.max) + "]");
   }
 
-  LaunchArgs args{buffers, vars, kernel_.global, kernel_.local};
+  return LaunchArgs{buffers, vars, kernel_.global, kernel_.local};
+}
+
+KernelEstimates CompiledRunner::launch_estimates(const std::vector<int64_t>& vars) const {
+  // Without variables every launch does the same work: estimate it once (it walks the kernel).
+  if (!vars.empty()) return estimates(vars);
+  std::call_once(fixed_estimates_once_, [&] { fixed_estimates_ = estimates(); });
+  return fixed_estimates_;
+}
+
+void CompiledRunner::count_launch(const std::vector<int64_t>& vars) const {
+  const KernelEstimates est = launch_estimates(vars);
+  std::lock_guard lock(g_counters_mu);
+  g_counters.kernel_count += 1;
+  g_counters.ops += est.ops;
+  g_counters.mem += est.mem;
+}
+
+double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vector<int64_t>& vars,
+                           bool wait, std::string_view note) {
+  LaunchArgs args = launch_args(buffers, vars);
   Queue& q = device_->queue();
   const bool timed = wait || debug_ >= 2;
   double et = 0;
@@ -89,7 +109,7 @@ double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vec
     et = q.timestamp_seconds(t1) - q.timestamp_seconds(t0);
   }
 
-  const KernelEstimates est = estimates(vars);
+  const KernelEstimates est = launch_estimates(vars);
   LaunchCounters now;
   {
     std::lock_guard lock(g_counters_mu);
@@ -101,12 +121,13 @@ double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vec
   }
   if (debug_ >= 2) {
     const double t = et > 0 ? et : 1e-20;
+    const std::string name = note.empty() ? kernel_.name : kernel_.name + " " + std::string(note);
     char line[512];
     std::snprintf(
         line, sizeof line,
         "*** %-7.7s %4lld %-30s dims %-12s arg %2zu tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f "
         "GB/s)\n",
-        device_->name().c_str(), static_cast<long long>(now.kernel_count), kernel_.name.c_str(),
+        device_->name().c_str(), static_cast<long long>(now.kernel_count), name.c_str(),
         dims_str(kernel_.global, kernel_.local).c_str(), buffers.size(), time_to_str(et).c_str(),
         now.time_sum_s * 1e3, est.ops / t * 1e-9, est.mem / t * 1e-9, est.lds / t * 1e-9);
     std::fputs(line, out_);

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <set>
 
+#include "schedule/launch_capture.hpp"
 #include "schedule/runners.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
@@ -37,6 +38,16 @@ std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpP
   return runner;
 }
 
+namespace {
+thread_local std::vector<CapturedLaunch>* t_capture = nullptr;
+}
+
+std::vector<CapturedLaunch>* set_launch_capture(std::vector<CapturedLaunch>* into) {
+  std::vector<CapturedLaunch>* old = t_capture;
+  t_capture = into;
+  return old;
+}
+
 int64_t compiled_kernel_count() {
   std::lock_guard lock(g_runners_mu);
   return static_cast<int64_t>(g_runners.size());
@@ -68,6 +79,7 @@ void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_val
   std::set<Device*> used;
   for (const ScheduleItem& item : items) {
     if (item.kind == ScheduleItem::Kind::Copy) {
+      if (sched::t_capture) sched::t_capture->push_back({nullptr, item.bufs});
       Buffer& dst = *item.bufs.at(0);
       Buffer& src = *item.bufs.at(1);
       std::vector<uint8_t> host(src.nbytes());
@@ -76,6 +88,7 @@ void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_val
       continue;
     }
     std::shared_ptr<CompiledRunner> runner = sched::runner_for(item.device, item.ast);
+    if (sched::t_capture) sched::t_capture->push_back({runner, item.bufs});
     std::vector<DevicePtr> ptrs;
     ptrs.reserve(item.bufs.size());
     for (const auto& b : item.bufs) ptrs.push_back(b->ptr());

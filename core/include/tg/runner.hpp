@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tg/codegen.hpp"
@@ -47,8 +49,17 @@ public:
   // order, `vars` in kernel.vars order (each within its bounds, else tg::Error). With `wait`
   // (or DEBUG>=2) it waits and returns the kernel's device time in seconds, else returns 0 at
   // once. DEBUG>=2 prints the launch line.
+  // `note` follows the kernel's name in the DEBUG>=2 line ("[jit]" for a JIT replay).
   double run(const std::vector<DevicePtr>& buffers, const std::vector<int64_t>& vars = {},
-             bool wait = true);
+             bool wait = true, std::string_view note = {});
+
+  // The launch run() queues, its arguments checked: for a device Graph to record or replay.
+  LaunchArgs launch_args(const std::vector<DevicePtr>& buffers,
+                         const std::vector<int64_t>& vars) const;
+  // Adds one launch made outside run() (a Graph replay) to the process-wide counters.
+  void count_launch(const std::vector<int64_t>& vars) const;
+  const std::shared_ptr<Program>& program() const { return program_; }
+  const std::shared_ptr<Device>& device() const { return device_; }
 
   const LoweredKernel& kernel() const { return kernel_; }
   const std::string& source() const { return source_; }
@@ -68,6 +79,9 @@ private:
   std::shared_ptr<Program> program_;
   int64_t debug_ = 0;
   std::FILE* out_ = stdout;
+  KernelEstimates launch_estimates(const std::vector<int64_t>& vars) const;
+  mutable std::once_flag fixed_estimates_once_;
+  mutable KernelEstimates fixed_estimates_;
 };
 
 // A batch of launches (one realize): at destruction, or at print(), with DEBUG>=2 and at least
