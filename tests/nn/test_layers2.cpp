@@ -160,7 +160,7 @@ TEST_SUITE("nn.layers2") {
   TEST_CASE("GroupNorm against a loop; keys; bad groups and inputs") {
     Tensor::manual_seed(13);
     const int64_t n = 2, c = 6, h = 3, w = 5, groups = 3;
-    nn::GroupNorm gn(groups, c, 1e-3);
+    nn::GroupNorm gn(groups, c, 0.1); // an eps large enough to matter
     CHECK(keys_of(gn) == std::set<std::string>{"weight", "bias"});
     CHECK(vals(*gn.weight) == std::vector<double>(c, 1.0));
     CHECK(vals(*gn.bias) == std::vector<double>(c, 0.0));
@@ -177,7 +177,7 @@ TEST_SUITE("nn.layers2") {
         for (int64_t i = 0; i < per; ++i) var += (xv[off + i] - mean) * (xv[off + i] - mean) / per;
         for (int64_t i = 0; i < per; ++i) {
           const int64_t ch = (off + i) / (h * w) % c;
-          want[off + i] = (xv[off + i] - mean) / std::sqrt(var + 1e-3) * wt[ch] + bs[ch];
+          want[off + i] = (xv[off + i] - mean) / std::sqrt(var + 0.1) * wt[ch] + bs[ch];
         }
       }
     check_close(vals(gn(x)), want);
@@ -213,8 +213,8 @@ TEST_SUITE("nn.layers2") {
     CHECK(in.get_parameters().size() == 2);
     in.load_state_dict({{"weight", Tensor::from_vector(std::vector<float>{1.5f, -0.5f})},
                         {"bias", Tensor::from_vector(std::vector<float>{0.25f, 2.0f})},
-                        {"running_mean", Tensor::zeros({c})},
-                        {"running_var", Tensor::ones({c})},
+                        {"running_mean", Tensor::from_vector(std::vector<float>{0.5f, -1.0f})},
+                        {"running_var", Tensor::from_vector(std::vector<float>{2.0f, 0.5f})},
                         {"num_batches_tracked", Tensor::zeros({}, dtypes::int64)}});
     const double wt[] = {1.5, -0.5}, bs[] = {0.25, 2.0};
     {
@@ -226,6 +226,7 @@ TEST_SUITE("nn.layers2") {
       check_close(vals(in(x)), want_t);
     }
     // Running statistics: 0.8 * old + 0.2 * the batch mean of instance means / unbiased vars.
+    const double rm0[] = {0.5, -1.0}, rv0[] = {2.0, 0.5};
     std::vector<double> rm(c), rv(c);
     for (int64_t ch = 0; ch < c; ++ch) {
       double m = 0, v = 0;
@@ -233,8 +234,8 @@ TEST_SUITE("nn.layers2") {
         m += mu[b * c + ch] / n;
         v += var[b * c + ch] * hw / (hw - 1) / n;
       }
-      rm[ch] = 0.2 * m;
-      rv[ch] = 0.8 + 0.2 * v;
+      rm[ch] = 0.8 * rm0[ch] + 0.2 * m;
+      rv[ch] = 0.8 * rv0[ch] + 0.2 * v;
     }
     check_close(vals(*in.running_mean), rm);
     check_close(vals(*in.running_var), rv);
