@@ -376,4 +376,39 @@ TEST_SUITE("nn.layers2") {
     nn::LSTMCell nobias(2, 3, false);
     CHECK(keys_of(nobias) == std::set<std::string>{"weight_ih", "weight_hh"});
   }
+  TEST_CASE("autograd reaches every parameter of every new layer") {
+    Tensor::manual_seed(18);
+    nn::Conv1d c1(3, 4, 3, 1, 1);
+    nn::ConvTranspose2d ct(3, 4, 3, 2, 1, 1);
+    nn::GroupNorm gn(2, 4);
+    nn::InstanceNorm2d in(4, 1e-5, 0.1, true, true);
+    nn::RMSNorm rms({5});
+    nn::LSTMCell cell(5, 3);
+    Tensor x1 = randn_realized({2, 3, 5}), x2 = randn_realized({2, 3, 3, 3}),
+           x3 = randn_realized({2, 5});
+    Train train; // InstanceNorm's batch statistics, Dropout active
+    nn::Dropout drop(0.25);
+    auto [h, c] = cell(rms(x3), std::pair{randn_realized({2, 3}), randn_realized({2, 3})});
+    Tensor loss = drop(c1(x1)).square().sum() +
+                  in(gn(ct(x2))).mul(randn_realized({2, 4, 6, 6})).sum() + h.sum() +
+                  c.square().sum();
+    loss.backward();
+    std::vector<std::pair<std::string, Tensor>> params;
+    for (const nn::Module* m : std::vector<const nn::Module*>{&c1, &ct, &gn, &in, &rms, &cell})
+      for (const auto& [k, t] : m->named_state())
+        if (t.requires_grad()) params.emplace_back(k, t);
+    CHECK(params.size() == 13);
+    for (const auto& [k, t] : params) {
+      INFO("parameter " << k);
+      REQUIRE(t.grad().defined());
+      CHECK(t.grad().shape() == t.shape());
+      const std::vector<double> g = vals(t.grad());
+      double mx = 0;
+      for (double v : g) {
+        CHECK(std::isfinite(v));
+        mx = std::max(mx, std::abs(v));
+      }
+      CHECK(mx > 0);
+    }
+  }
 }
