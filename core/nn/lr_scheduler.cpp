@@ -61,6 +61,9 @@ LinearWarmup::LinearWarmup(Optimizer& optimizer, int64_t warmup_steps, double st
   if (!(start_factor_ >= 0 && start_factor_ <= 1))
     throw Error("LinearWarmup: start_factor must be in [0, 1], got " +
                 std::to_string(start_factor_));
+  if (after_ && &after_->optimizer() != &optimizer)
+    throw Error("LinearWarmup: the schedule to hand over to drives another optimizer; make it "
+                "over the same one");
   if (after_) base_lr_ = after_->base_lr(); // the rate before `after` set its own step 0
   apply();
 }

@@ -207,6 +207,11 @@ TEST_SUITE("nn.layers2") {
     Tensor x0 = x[0];
     check_close(vals(plain(x0)), std::vector<double>(want.begin(), want.begin() + c * hw));
 
+    // InstanceNorm1d over (N, C, L) normalises the same rows.
+    nn::InstanceNorm1d plain1(c);
+    check_close(vals(plain1(x.reshape({n, c, hw}))), want);
+    CHECK(has(error_of([&] { (void)plain1(x); }), "InstanceNorm1d: expected 2-D"));
+
     nn::InstanceNorm2d in(c, 1e-5, 0.2, true, true);
     CHECK(keys_of(in) == std::set<std::string>{"weight", "bias", "running_mean", "running_var",
                                                "num_batches_tracked"});

@@ -98,6 +98,9 @@ TEST_SUITE("nn.lr") {
     optim::SGD opt({param()}, 0.1);
     CHECK_THROWS_AS(optim::LinearWarmup(opt, 3, 1.5), Error);
     CHECK_THROWS_AS(optim::LinearWarmup(opt, -1), Error);
+    optim::SGD other({param()}, 0.1);
+    CHECK_THROWS_AS(optim::LinearWarmup(opt, 3, 0.5, std::make_unique<optim::StepLR>(other, 2)),
+                    Error);
   }
 
   TEST_CASE("OneCycleLR: cos and linear, two and three phases; past the end is refused") {

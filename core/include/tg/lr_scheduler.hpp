@@ -23,6 +23,7 @@ public:
   int64_t last_epoch() const { return last_epoch_; } // t (0 after construction)
   double get_last_lr() const { return last_lr_; }    // the rate set last
   double base_lr() const { return base_lr_; }
+  Optimizer& optimizer() const { return optimizer_; }
   // The rate this schedule gives step t (t >= 0), without setting it.
   virtual double lr_at(int64_t t) const = 0;
 

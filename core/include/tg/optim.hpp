@@ -92,7 +92,9 @@ Tensor zeropower_via_newtonschulz5(const Tensor& g, int64_t steps = 5);
 // buf = momentum * buf + (1 - momentum) * g; the update is (1 - momentum) * g + momentum * buf
 // with nesterov (the reference's default), else buf; it is viewed as (shape[0], rest) for
 // parameters of more than 2 dimensions, orthogonalised by zeropower_via_newtonschulz5, scaled
-// by sqrt(max(1, rows / cols)) of that 2-D view, and applied AdamW-style:
+// by sqrt(max(1, rows / cols)) of that 2-D view (the reference reads the original gradient's
+// last two dims there, kh / kw for a conv filter; the same for matrices), and applied
+// AdamW-style:
 // w = w * (1 - lr * weight_decay) - lr * update. Only for parameters of 2 or more dimensions
 // (use Adam/AdamW for biases and gains, as the reference says).
 class Muon : public Optimizer {
