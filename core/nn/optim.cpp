@@ -31,7 +31,12 @@ void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.set_grad(Tensor());
 }
 
-void Optimizer::set_lr(double lr) { lr_.assign(lr).realize(); }
+void Optimizer::set_lr(double lr) {
+  // The value comes as data (a host buffer copied in), not as a constant in the kernel: assign
+  // of a scalar would compile a new kernel for every distinct rate.
+  lr_.assign(Tensor::from_vector(std::vector<float>{static_cast<float>(lr)}, Shape{}, lr_.device()))
+      .realize();
+}
 double Optimizer::lr() const { return lr_.item<float>(); }
 
 std::vector<Tensor> Optimizer::schedule_step() {

@@ -5,6 +5,7 @@
 // updates the module. Children register under "name." prefixes, as PyTorch's state_dict keys.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,21 @@ public:
   std::optional<Tensor> bias;
 };
 
+// Conv1d: input (N, C_in, L) or (C_in, L), weight (out, in/groups, k); weight and bias
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups * k (PyTorch's default).
+class Conv1d : public Module {
+public:
+  Conv1d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
+         Tensor::IntOrTuple stride = 1, Tensor::ConvPadding padding = 0,
+         Tensor::IntOrTuple dilation = 1, int64_t groups = 1, bool bias = true);
+  Tensor operator()(const Tensor& x) const;
+  Tensor weight;
+  std::optional<Tensor> bias;
+  Tensor::IntOrTuple stride, dilation;
+  Tensor::ConvPadding padding;
+  int64_t groups;
+};
+
 class Conv2d : public Module {
 public:
   Conv2d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
@@ -66,6 +82,22 @@ public:
   std::optional<Tensor> bias;
   Tensor::IntOrTuple stride, dilation;
   Tensor::ConvPadding padding;
+  int64_t groups;
+};
+
+// ConvTranspose2d with PyTorch's argument order (bias before dilation); weight
+// (in, out/groups, kh, kw). PyTorch initialises it from the weight's dim 1, so the bound is
+// 1/sqrt(out/groups * kh * kw) for weight and bias alike.
+class ConvTranspose2d : public Module {
+public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
+                  Tensor::IntOrTuple stride = 1, Tensor::IntOrTuple padding = 0,
+                  Tensor::IntOrTuple output_padding = 0, int64_t groups = 1, bool bias = true,
+                  Tensor::IntOrTuple dilation = 1);
+  Tensor operator()(const Tensor& x) const;
+  Tensor weight;
+  std::optional<Tensor> bias;
+  Tensor::IntOrTuple stride, padding, output_padding, dilation;
   int64_t groups;
 };
 
@@ -91,6 +123,78 @@ public:
   Shape normalized_shape;
   std::optional<Tensor> weight, bias;
   double eps;
+};
+
+// GroupNorm: (N, C, *) normalised over each group of C/num_groups channels and the rest;
+// weight ones, bias zeros (C), as torch.nn.GroupNorm.
+class GroupNorm : public Module {
+public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor operator()(const Tensor& x) const;
+  std::optional<Tensor> weight, bias;
+  int64_t num_groups, num_channels;
+  double eps;
+};
+
+// InstanceNorm1d/2d: each (sample, channel) normalised over its spatial dims; input
+// (N, C, *spatial) or unbatched (C, *spatial). affine and track_running_stats default to false
+// as PyTorch. With running statistics, training normalises with the instance statistics and
+// moves running_mean/var (assign) toward their batch means (unbiased variance); eval uses them.
+class InstanceNorm : public Module {
+public:
+  InstanceNorm(int64_t spatial_dims, int64_t num_features, double eps, double momentum, bool affine,
+               bool track_running_stats);
+  Tensor operator()(const Tensor& x) const;
+  std::optional<Tensor> weight, bias, running_mean, running_var;
+  std::optional<Tensor> num_batches_tracked;
+  int64_t spatial_dims, num_features;
+  double eps, momentum;
+};
+class InstanceNorm1d : public InstanceNorm {
+public:
+  explicit InstanceNorm1d(int64_t num_features_, double eps_ = 1e-5, double momentum_ = 0.1,
+                          bool affine_ = false, bool track_running_stats_ = false)
+      : InstanceNorm(1, num_features_, eps_, momentum_, affine_, track_running_stats_) {}
+};
+class InstanceNorm2d : public InstanceNorm {
+public:
+  explicit InstanceNorm2d(int64_t num_features_, double eps_ = 1e-5, double momentum_ = 0.1,
+                          bool affine_ = false, bool track_running_stats_ = false)
+      : InstanceNorm(2, num_features_, eps_, momentum_, affine_, track_running_stats_) {}
+};
+
+// RMSNorm over the trailing normalized_shape: x / sqrt(mean(x^2) + eps) * weight; eps defaults
+// to the input dtype's machine epsilon (torch.nn.RMSNorm).
+class RMSNorm : public Module {
+public:
+  explicit RMSNorm(Shape normalized_shape, std::optional<double> eps = {},
+                   bool elementwise_affine = true);
+  Tensor operator()(const Tensor& x) const;
+  Shape normalized_shape;
+  std::optional<Tensor> weight;
+  std::optional<double> eps;
+};
+
+// Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in
+// Tensor::training mode (tg::Train); the identity otherwise.
+class Dropout : public Module {
+public:
+  explicit Dropout(double p = 0.5);
+  Tensor operator()(const Tensor& x) const;
+  double p;
+};
+
+// LSTMCell as torch.nn.LSTMCell: gates = x W_ih^T + b_ih + h W_hh^T + b_hh split into input,
+// forget, cell and output gates (that order); c' = f*c + i*g, h' = o*tanh(c'). x is (N, I) or
+// unbatched (I); the state (h, c) defaults to zeros. Every tensor U(-1/sqrt(H), 1/sqrt(H)).
+class LSTMCell : public Module {
+public:
+  LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
+  std::pair<Tensor, Tensor>
+  operator()(const Tensor& x, const std::optional<std::pair<Tensor, Tensor>>& hx = {}) const;
+  Tensor weight_ih, weight_hh;
+  std::optional<Tensor> bias_ih, bias_hh;
+  int64_t input_size, hidden_size;
 };
 
 class Embedding : public Module {
