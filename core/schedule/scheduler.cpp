@@ -273,8 +273,9 @@ ScheduleTemplate build_template(const UOpPtr& sink) {
     Reach r;
     if (auto us = users.find(u); us != users.end())
       for (const UOp* user : us->second) {
-        if (stored.count(user)) {
+        if (stored.count(user)) { // a kernel reads u (a stored REDUCE reduces it there)
           add_reader(r, user);
+          r.reduced |= user->op == Ops::REDUCE;
           continue;
         }
         const Reach& above = reach[user];

@@ -199,18 +199,34 @@ std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs,
   Tensor dx = conv_core(dilate_spatial(g, stride), wt, std::nullopt, Ints(nsp, 1), tp, dilation,
                         groups, "conv backward (input)");
 
-  // dw: x padded (N, G, Cin/G, *i) -> (Cin/G, G*N, *i); dy (N, G, Cout/G, *o) -> (G*Cout/G, N, *o).
+  // dw: a convolution of x by dy with the batch as its input channels, in groups: the batch
+  // is cut into C chunks of about 1 MB of input each, reduced as separate groups whose partial
+  // sums are added last. One pass over the whole batch per output tile would stream it from
+  // memory for every tile (batch 512: 6.7 GFLOP/s).
+  //   x padded (C, N/C, G, Cin/G, *i) -> (Cin/G, G*C*N/C, *i)
+  //   dy (C, N/C, G, Cout/G, *o) -> (G*C*Cout/G, N/C, *o), G*C groups.
   Tensor xp = pad_spatial(x, pads);
-  Shape xs{n, groups, cig}, xs2{cig, groups * n}, gs{n, groups, cog}, gs2{cout, n};
-  Shape order{2, 1, 0}, gorder{1, 2, 0};
+  int64_t image_bytes = cin * static_cast<int64_t>(x.dtype().itemsize());
+  for (size_t j = 0; j < nsp; ++j) image_bytes *= xp.size(static_cast<int64_t>(2 + j));
+  int64_t per_chunk = 1;
+  for (int64_t c = n; c >= 1; --c)
+    if (n % c == 0 && c * image_bytes <= (int64_t{1} << 20)) {
+      per_chunk = c;
+      break;
+    }
+  const int64_t chunks = n / per_chunk;
+  Shape xs{chunks, per_chunk, groups, cig}, xs2{cig, groups * n};
+  Shape gs{chunks, per_chunk, groups, cog}, gs2{groups * chunks * cog, per_chunk};
+  Shape order{3, 2, 0, 1}, gorder{2, 0, 3, 1};
+  Shape parts{cig, groups, chunks, cog};
   for (size_t j = 0; j < nsp; ++j) {
     const int64_t ip = xp.size(static_cast<int64_t>(2 + j));
     xs.push_back(ip);
     xs2.push_back(ip);
     gs.push_back(o[j]);
     gs2.push_back(o[j]);
-    order.push_back(static_cast<int64_t>(3 + j));
-    gorder.push_back(static_cast<int64_t>(3 + j));
+    order.push_back(static_cast<int64_t>(4 + j));
+    gorder.push_back(static_cast<int64_t>(4 + j));
   }
   // Stored channels-last first, so that the kernel's loads run along Cin/G (an output axis it
   // vectorizes) instead of along the reduced window.
@@ -222,8 +238,16 @@ std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs,
   const Tensor xcl = xp.permute(last).contiguous().permute(back);
   const Tensor xt = xcl.reshape(xs).permute(order).reshape(xs2);
   const Tensor gt = g.reshape(gs).permute(gorder).reshape(gs2);
-  Tensor dw = conv_core(xt, gt, std::nullopt, dilation, Pairs(nsp, {0, 0}), stride, groups,
-                        "conv backward (weight)"); // (Cin/G, Cout, *k')
+  Tensor dw = conv_core(xt, gt, std::nullopt, dilation, Pairs(nsp, {0, 0}), stride, groups * chunks,
+                        "conv backward (weight)"); // (Cin/G, G*C*Cout/G, *k')
+  Shape summed{cig, cout};
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t kj = dw.size(static_cast<int64_t>(2 + j));
+    parts.push_back(kj);
+    summed.push_back(kj);
+  }
+  if (chunks > 1) dw = dw.reshape(parts).sum(std::vector<int64_t>{2});
+  dw = dw.reshape(summed);
   PadArg keep{{0, cig}, {0, cout}};
   for (int64_t v : k) keep.emplace_back(0, v);
   dw = dw.shrink(keep).transpose(0, 1);
