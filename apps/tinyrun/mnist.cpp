@@ -287,16 +287,18 @@ int train(const std::vector<std::string>& args) {
                 "train-*/t10k-* files) there or pass --data DIR; " +
                 kWhere);
 
-  const Digits train_set =
-      load_digits(find_file(dir, opt, "train-images",
-                            with_gz({"train8k-images-idx3-ubyte", "train-images-idx3-ubyte"})),
-                  find_file(dir, opt, "train-labels",
-                            with_gz({"train8k-labels-idx1-ubyte", "train-labels-idx1-ubyte"})));
-  const Digits test_set =
-      load_digits(find_file(dir, opt, "test-images",
-                            with_gz({"test2k-images-idx3-ubyte", "t10k-images-idx3-ubyte"})),
-                  find_file(dir, opt, "test-labels",
-                            with_gz({"test2k-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"})));
+  // Found in this order (images before labels, training before test), so the first missing
+  // file is the one reported.
+  const fs::path train_images = find_file(
+      dir, opt, "train-images", with_gz({"train8k-images-idx3-ubyte", "train-images-idx3-ubyte"}));
+  const fs::path train_labels = find_file(
+      dir, opt, "train-labels", with_gz({"train8k-labels-idx1-ubyte", "train-labels-idx1-ubyte"}));
+  const fs::path test_images = find_file(
+      dir, opt, "test-images", with_gz({"test2k-images-idx3-ubyte", "t10k-images-idx3-ubyte"}));
+  const fs::path test_labels = find_file(
+      dir, opt, "test-labels", with_gz({"test2k-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"}));
+  const Digits train_set = load_digits(train_images, train_labels);
+  const Digits test_set = load_digits(test_images, test_labels);
   std::printf("mnist: %lld training and %lld test digits from %s\n",
               static_cast<long long>(train_set.n), static_cast<long long>(test_set.n),
               dir.string().c_str());
@@ -356,11 +358,11 @@ int eval(const std::vector<std::string>& args) {
     throw Error("mnist eval: the weights file " + weights.string() +
                 " does not exist (write one with `tinyrun mnist train --save FILE`)");
   const fs::path dir = opt.has("data") ? fs::path(opt.str("data", "")) : default_data_dir();
-  const Digits d =
-      load_digits(find_file(dir, opt, "images",
-                            with_gz({"test2k-images-idx3-ubyte", "t10k-images-idx3-ubyte"})),
-                  find_file(dir, opt, "labels",
-                            with_gz({"test2k-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"})));
+  const fs::path images = find_file(
+      dir, opt, "images", with_gz({"test2k-images-idx3-ubyte", "t10k-images-idx3-ubyte"}));
+  const fs::path labels = find_file(
+      dir, opt, "labels", with_gz({"test2k-labels-idx1-ubyte", "t10k-labels-idx1-ubyte"}));
+  const Digits d = load_digits(images, labels);
   MnistModel model;
   const tg::SafetensorsFile file = tg::safe_load(weights);
   std::map<std::string, Tensor> state(file.tensors.begin(), file.tensors.end());
