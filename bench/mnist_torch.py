@@ -4,7 +4,7 @@ examples/beautiful_mnist.py), Adam lr 1e-3, batch 512, random digits of MNIST's 
 0..255 as float, labels 0..9), torch threads = cores. Times N training steps after 3 warm-up
 steps and prints ms/step and images/s in tinyrun's format.
 
-usage: python3 bench/mnist_torch.py [--steps 10] [--batch 512] [--threads NPROC]
+usage: /usr/bin/python3 bench/mnist_torch.py [--steps 10] [--batch 512] [--threads NPROC]
 """
 import argparse
 import os
@@ -16,8 +16,9 @@ try:
     import torch.nn as nn
     import torch.nn.functional as F
 except ImportError:
-    sys.exit("mnist_torch.py: PyTorch is missing; install it with "
-             "`sudo bash scripts/install-deps.sh --bench` (Debian's python3-torch)")
+    sys.exit(f"mnist_torch.py: {sys.executable} cannot import torch; install Debian's "
+             "python3-torch with `bash scripts/install-deps.sh --bench` (as root) and run this "
+             "script with /usr/bin/python3")
 
 
 class Model(nn.Module):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The beautiful_mnist training step (batch 512, Adam) in tinygrad-cpp and in PyTorch, in one
 # run on this machine: both figures and the ratio.
-# usage: bench/mnist_vs_torch.sh [STEPS] [BATCH]   (TINYRUN=path/to/tinyrun to pick the binary)
+# usage: bench/mnist_vs_torch.sh [STEPS] [BATCH]   (TINYRUN=path/to/tinyrun, PYTHON=interpreter)
 set -euo pipefail
 steps=${1:-10}
 batch=${2:-512}
@@ -16,7 +16,10 @@ echo "machine: $(nproc) cores, ${cpu:-unknown CPU}"
 
 ours=$("$tinyrun" mnist bench --steps "$steps" --batch "$batch")
 echo "$ours"
-torch=$(python3 "$here/mnist_torch.py" --steps "$steps" --batch "$batch")
+# Debian's python3-torch is installed for Debian's interpreter; a python3 earlier on PATH (pyenv,
+# a venv) may not see it. PYTHON=... picks another one.
+python=${PYTHON:-/usr/bin/python3}
+torch=$("$python" "$here/mnist_torch.py" --steps "$steps" --batch "$batch")
 echo "$torch"
 
 ms() { sed -n 's/^ms\/step: //p' <<<"$1"; }
