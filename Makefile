@@ -6,8 +6,10 @@ JOBS ?= $(shell nproc)
 
 .PHONY: run test test-asan test-all build deps configure bench format clean
 
+# Trains tinygrad's beautiful_mnist for 70 steps on the 8,000 training digits of
+# ../shared/data/mnist and prints the test accuracy (`tinyrun demo`: the old tensor demo).
 run: build
-	$(BUILD)/apps/tinyrun/tinyrun
+	$(BUILD)/apps/tinyrun/tinyrun mnist train
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -25,10 +27,13 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Needs PyTorch for the beautiful_mnist comparison: install-deps --bench adds python3-torch.
 bench: build
+	bash scripts/install-deps.sh --bench
 	$(BUILD)/bench/tg_bench_rewrite
 	$(BUILD)/bench/tg_bench_cpu
 	$(BUILD)/bench/tg_bench_tensor
+	TINYRUN=$(BUILD)/apps/tinyrun/tinyrun bash bench/mnist_vs_torch.sh
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -2,7 +2,17 @@
 # Installs, from Debian's packages, whatever the build needs and is missing.
 # Idempotent and fast when everything is present: it only asks dpkg, and runs
 # `apt-get update` once, only when something must be installed.
+# --bench adds what only the benchmarks need (PyTorch, for bench/mnist_vs_torch.sh); the build
+# and the tests never need it.
 set -euo pipefail
+
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    *) echo "install-deps: unknown option $arg (known: --bench)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -12,6 +22,9 @@ packages=(
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
 )
+if [ "$bench" = 1 ]; then
+  packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,11 +1,13 @@
-// tinyrun: the one command line of tinygrad-cpp. Today it reports what it is built with, lists
-// the device plugins and runs tensors through the whole pipeline; `llm`, `mnist`, `cifar`, `bert`
+// tinyrun: the one command line of tinygrad-cpp. `mnist` trains and evaluates tinygrad's
+// beautiful_mnist on real digits; `demo` (also the bare command) reports what it is built with,
+// lists the device plugins and runs tensors through the whole pipeline; `llm`, `cifar`, `bert`
 // and `bench` join it as the engine lands.
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "mnist.hpp"
 #include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/env.hpp"
@@ -18,7 +20,10 @@ namespace {
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: tinyrun [command]\n"
-               "  (none)    print the version and the devices found, run a few tensor\n"
+               "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
+               "            (`tinyrun mnist help` for the options)\n"
+               "  demo, (none)\n"
+               "            print the version and the devices found, run a few tensor\n"
                "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
                "            the best found), check them against the host, and simplify an index\n"
                "            expression\n"
@@ -92,7 +97,9 @@ int main(int argc, char** argv) {
     }
     if (cmd == "simplify") return simplify_demo();
     if (cmd == "plugins") return plugins_command();
-    if (!cmd.empty()) {
+    if (cmd == "mnist")
+      return tinyrun::mnist_command(std::vector<std::string>(argv + 2, argv + argc));
+    if (!cmd.empty() && cmd != "demo") {
       std::fprintf(stderr, "tinyrun: unknown command '%s'\n", cmd.c_str());
       usage(stderr);
       return 2;

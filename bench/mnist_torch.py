@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""PyTorch's figure beside `tinyrun mnist bench`: the same beautiful_mnist model (tinygrad's
+examples/beautiful_mnist.py), Adam lr 1e-3, batch 512, random digits of MNIST's shape (pixels
+0..255 as float, labels 0..9), torch threads = cores. Times N training steps after 3 warm-up
+steps and prints ms/step and images/s in tinyrun's format.
+
+usage: /usr/bin/python3 bench/mnist_torch.py [--steps 10] [--batch 512] [--threads NPROC]
+"""
+import argparse
+import os
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit(f"mnist_torch.py: {sys.executable} cannot import torch; install Debian's "
+             "python3-torch with `bash scripts/install-deps.sh --bench` (as root) and run this "
+             "script with /usr/bin/python3")
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([
+            nn.Conv2d(1, 32, 5), nn.Conv2d(32, 32, 5), nn.BatchNorm2d(32),
+            nn.Conv2d(32, 64, 3), nn.Conv2d(64, 64, 3), nn.BatchNorm2d(64),
+            nn.Linear(576, 10)])
+
+    def forward(self, x):
+        c1, c2, bn1, c3, c4, bn2, fc = self.layers
+        x = F.max_pool2d(bn1(F.relu(c2(F.relu(c1(x))))), 2)
+        x = F.max_pool2d(bn2(F.relu(c4(F.relu(c3(x))))), 2)
+        return fc(x.flatten(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    if a.steps < 1 or a.batch < 1 or a.threads < 1:
+        sys.exit("mnist_torch.py: --steps, --batch and --threads must be at least 1")
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    model = Model().train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    images = torch.randint(0, 256, (4096, 1, 28, 28)).float()
+    labels = torch.randint(0, 10, (4096,))
+
+    def step():
+        idx = torch.randint(0, images.shape[0], (a.batch,))
+        x, y = images[idx], labels[idx]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        loss.item()
+        return time.perf_counter() - t0
+
+    for _ in range(3):
+        step()
+    total = sum(step() for _ in range(a.steps))
+    ms = 1000 * total / a.steps
+    print(f"PyTorch {torch.__version__} beautiful_mnist training step, batch {a.batch}, "
+          f"{a.steps} steps after 3 warm-up, {torch.get_num_threads()} threads")
+    print(f"ms/step: {ms:.1f}")
+    print(f"images/s: {a.batch * 1000 / ms:.1f}")
+
+
+if __name__ == "__main__":
+    main()
