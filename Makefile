@@ -12,11 +12,12 @@ run: build
 	$(BUILD)/apps/tinyrun/tinyrun mnist train
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# Every suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Every suite under AddressSanitizer + UndefinedBehaviorSanitizer but the `slow` ones (the
+# three mnist trainings would take hours instrumented; `make test` runs them).
 test-asan:
-	$(MAKE) test PRESET=asan
+	$(MAKE) test PRESET=asan CTEST_ARGS="-LE slow"
 
 deps:
 	bash scripts/install-deps.sh
