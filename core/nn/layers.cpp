@@ -87,39 +87,23 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias) {
 
 Tensor Linear::operator()(const Tensor& x) const { return x.linear(weight, bias); }
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
-               Tensor::IntOrTuple stride_, Tensor::ConvPadding padding_,
-               Tensor::IntOrTuple dilation_, int64_t groups_, bool has_bias)
-    : stride(std::move(stride_)), dilation(std::move(dilation_)), padding(std::move(padding_)),
-      groups(groups_) {
-  if (groups <= 0 || in_channels % groups != 0 || out_channels % groups != 0)
-    throw Error("Conv2d: groups " + std::to_string(groups) + " must divide in_channels " +
-                std::to_string(in_channels) + " and out_channels " + std::to_string(out_channels));
-  std::vector<int64_t> k = kernel_size.v;
-  if (k.size() == 1) k.push_back(k[0]);
-  if (k.size() != 2) throw Error("Conv2d: kernel_size must be one or two integers");
-  const int64_t fan_in = in_channels / groups * k[0] * k[1];
-  const double bound = 1 / std::sqrt(static_cast<double>(std::max<int64_t>(fan_in, 1)));
-  weight = param("weight",
-                 Tensor::uniform({out_channels, in_channels / groups, k[0], k[1]}, -bound, bound));
-  if (has_bias) bias = param("bias", Tensor::uniform({out_channels}, -bound, bound));
-}
-
-Tensor Conv2d::operator()(const Tensor& x) const {
-  return x.conv2d(weight, bias, stride, padding, dilation, groups);
+void Module::norm_state(int64_t n, bool affine, bool track, std::optional<Tensor>& weight,
+                        std::optional<Tensor>& bias, std::optional<Tensor>& running_mean,
+                        std::optional<Tensor>& running_var) {
+  if (affine) {
+    weight = param("weight", Tensor::ones({n}));
+    bias = param("bias", Tensor::zeros({n}));
+  }
+  if (track) {
+    running_mean = buffer("running_mean", Tensor::zeros({n}));
+    running_var = buffer("running_var", Tensor::ones({n}));
+  }
 }
 
 BatchNorm::BatchNorm(int64_t num_features, double eps_, double momentum_, bool affine,
                      bool track_running_stats)
     : eps(eps_), momentum(momentum_) {
-  if (affine) {
-    weight = param("weight", Tensor::ones({num_features}));
-    bias = param("bias", Tensor::zeros({num_features}));
-  }
-  if (track_running_stats) {
-    running_mean = buffer("running_mean", Tensor::zeros({num_features}));
-    running_var = buffer("running_var", Tensor::ones({num_features}));
-  }
+  norm_state(num_features, affine, track_running_stats, weight, bias, running_mean, running_var);
   num_batches_tracked = buffer("num_batches_tracked", Tensor::zeros({}, dtypes::int64));
 }
 

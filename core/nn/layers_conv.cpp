@@ -1,5 +1,6 @@
-// tg::nn convolution layers beyond Conv2d: Conv1d and ConvTranspose2d (see tg/nn.hpp), thin
-// calls of Tensor::conv1d / conv_transpose2d with PyTorch's parameters and initialisation.
+// tg::nn convolution layers: Conv1d, Conv2d (ConvNd) and ConvTranspose2d (see tg/nn.hpp), thin
+// calls of Tensor::conv1d / conv2d / conv_transpose2d with PyTorch's parameters and
+// initialisation.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -36,20 +37,29 @@ double bound_of(int64_t fan_in) { return 1 / std::sqrt(static_cast<double>(fan_i
 
 } // namespace
 
-Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
-               Tensor::IntOrTuple stride_, Tensor::ConvPadding padding_,
-               Tensor::IntOrTuple dilation_, int64_t groups_, bool has_bias)
+ConvNd::ConvNd(size_t spatial_dims_, int64_t in_channels, int64_t out_channels,
+               const Tensor::IntOrTuple& kernel_size, Tensor::IntOrTuple stride_,
+               Tensor::ConvPadding padding_, Tensor::IntOrTuple dilation_, int64_t groups_,
+               bool has_bias)
     : stride(std::move(stride_)), dilation(std::move(dilation_)), padding(std::move(padding_)),
-      groups(groups_) {
-  check_channels(in_channels, out_channels, groups, "Conv1d");
-  const int64_t k = kernel_dims(kernel_size, 1, "Conv1d")[0];
-  const double bound = bound_of(in_channels / groups * k);
-  weight = param("weight", Tensor::uniform({out_channels, in_channels / groups, k}, -bound, bound));
+      groups(groups_), spatial_dims(spatial_dims_) {
+  const std::string op = "Conv" + std::to_string(spatial_dims) + "d";
+  check_channels(in_channels, out_channels, groups, op);
+  const std::vector<int64_t> k = kernel_dims(kernel_size, spatial_dims, op);
+  Shape shape{out_channels, in_channels / groups};
+  int64_t fan_in = in_channels / groups;
+  for (int64_t v : k) {
+    shape.push_back(v);
+    fan_in *= v;
+  }
+  const double bound = bound_of(fan_in);
+  weight = param("weight", Tensor::uniform(shape, -bound, bound));
   if (has_bias) bias = param("bias", Tensor::uniform({out_channels}, -bound, bound));
 }
 
-Tensor Conv1d::operator()(const Tensor& x) const {
-  return x.conv1d(weight, bias, stride, padding, dilation, groups);
+Tensor ConvNd::operator()(const Tensor& x) const {
+  return spatial_dims == 1 ? x.conv1d(weight, bias, stride, padding, dilation, groups)
+                           : x.conv2d(weight, bias, stride, padding, dilation, groups);
 }
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels,

@@ -35,16 +35,10 @@ InstanceNorm::InstanceNorm(int64_t spatial_dims_, int64_t num_features_, double 
   const std::string op = "InstanceNorm" + std::to_string(spatial_dims) + "d";
   if (num_features <= 0)
     throw Error(op + ": num_features must be positive, got " + std::to_string(num_features));
-  if (affine) {
-    weight = param("weight", Tensor::ones({num_features}));
-    bias = param("bias", Tensor::zeros({num_features}));
-  }
-  if (track_running_stats) {
-    running_mean = buffer("running_mean", Tensor::zeros({num_features}));
-    running_var = buffer("running_var", Tensor::ones({num_features}));
-    // Registered as PyTorch's _NormBase does (a state-dict key); InstanceNorm never counts it.
+  norm_state(num_features, affine, track_running_stats, weight, bias, running_mean, running_var);
+  // Registered as PyTorch's _NormBase does (a state-dict key); InstanceNorm never counts it.
+  if (track_running_stats)
     num_batches_tracked = buffer("num_batches_tracked", Tensor::zeros({}, dtypes::int64));
-  }
 }
 
 Tensor InstanceNorm::operator()(const Tensor& input) const {

@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "nn/nn_test_util.hpp"
 #include "tg/error.hpp"
 #include "tg/nn.hpp"
 
 using namespace tg;
+using nn_test::error_of;
+using nn_test::has;
 
 namespace {
 
@@ -38,19 +41,6 @@ std::set<std::string> keys_of(const nn::Module& m) {
   std::set<std::string> k;
   for (const auto& [name, t] : m.named_state()) k.insert(name);
   return k;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // PyTorch's default init: every value within +-bound, and spread (not a constant).

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 
+#include "nn/nn_test_util.hpp"
 #include "tg/data.hpp"
 #include "tg/error.hpp"
 #include "tg/nn.hpp"
@@ -17,6 +18,7 @@
 
 namespace fs = std::filesystem;
 using namespace tg;
+using nn_test::error_of;
 
 namespace {
 
@@ -38,15 +40,6 @@ struct Mlp : nn::Module {
   Block &b0, &b1, &b2;
   nn::Linear& out;
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 } // namespace
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/nn_test_util.hpp"
 #include "tg/error.hpp"
 #include "tg/optim.hpp"
 
@@ -26,21 +27,11 @@ std::vector<double> grad_of(const std::vector<double>& w) {
 }
 
 // Runs `steps` steps of the optimizer made by `make` and returns the parameters.
-std::vector<double> run(const std::function<std::unique_ptr<optim::Optimizer>(Tensor)>& make,
-                        int steps) {
-  std::vector<float> w0(kW0.begin(), kW0.end());
-  Tensor w = Tensor::from_vector(w0).realize();
-  w.requires_grad_(true);
-  std::vector<float> xf(kX.begin(), kX.end()), yf(kY.begin(), kY.end());
-  Tensor x = Tensor::from_vector(xf), y = Tensor::from_vector(yf);
-  auto opt = make(w);
-  for (int s = 0; s < steps; ++s) {
-    opt->zero_grad();
-    (w * x - y).square().sum().backward();
-    opt->step();
-  }
-  const std::vector<float> r = w.to_vector<float>();
-  return {r.begin(), r.end()};
+std::vector<double> run(const nn_test::MakeOptimizer& make, int steps) {
+  auto f32 = [](const std::vector<double>& v) {
+    return Tensor::from_vector(std::vector<float>(v.begin(), v.end())).realize();
+  };
+  return nn_test::least_squares_run(f32(kW0), f32(kX), f32(kY), make, steps);
 }
 
 void check_close(const std::vector<double>& got, const std::vector<double>& want) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/nn_test_util.hpp"
 #include "tg/error.hpp"
 #include "tg/optim.hpp"
 
@@ -46,19 +47,9 @@ Tensor tensor(const Vec& v, const Shape& s) {
   return Tensor::from_vector(std::vector<float>(v.begin(), v.end()), s).realize();
 }
 
-Vec run(const Problem& pb, const std::function<std::unique_ptr<optim::Optimizer>(Tensor)>& make,
-        int steps) {
-  Tensor w = tensor(pb.w0, pb.shape);
-  w.requires_grad_(true);
-  Tensor x = tensor(pb.x, pb.shape), y = tensor(pb.y, pb.shape);
-  auto opt = make(w);
-  for (int s = 0; s < steps; ++s) {
-    opt->zero_grad();
-    (w * x - y).square().sum().backward();
-    opt->step();
-  }
-  const std::vector<float> r = w.to_vector<float>();
-  return {r.begin(), r.end()};
+Vec run(const Problem& pb, const nn_test::MakeOptimizer& make, int steps) {
+  return nn_test::least_squares_run(tensor(pb.w0, pb.shape), tensor(pb.x, pb.shape),
+                                    tensor(pb.y, pb.shape), make, steps);
 }
 
 void check_close(const Vec& got, const Vec& want, double tol = 1e-5) {

@@ -37,6 +37,11 @@ protected:
   // Registers `t` under `name` and returns it (the module keeps the same handle).
   Tensor param(const std::string& name, Tensor t);  // trainable: requires_grad
   Tensor buffer(const std::string& name, Tensor t); // state, not trained
+  // A normalization layer's state over `n` features under PyTorch's keys: weight (ones) and
+  // bias (zeros) when `affine`, running_mean (zeros) and running_var (ones) when `track`.
+  void norm_state(int64_t n, bool affine, bool track, std::optional<Tensor>& weight,
+                  std::optional<Tensor>& bias, std::optional<Tensor>& running_mean,
+                  std::optional<Tensor>& running_var);
   template <class M> M& child(const std::string& name, std::unique_ptr<M> m) {
     M& ref = *m;
     children_.emplace_back(name, std::move(m));
@@ -57,32 +62,41 @@ public:
   std::optional<Tensor> bias;
 };
 
-// Conv1d: input (N, C_in, L) or (C_in, L), weight (out, in/groups, k); weight and bias
-// U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups * k (PyTorch's default).
-class Conv1d : public Module {
+// Conv1d and Conv2d: input (N, C_in, *spatial) or unbatched (C_in, *spatial), weight
+// (out, in/groups, *k); weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+// fan_in = in/groups * prod(k) (PyTorch's default). They differ only in spatial_dims.
+class ConvNd : public Module {
 public:
-  Conv1d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
-         Tensor::IntOrTuple stride = 1, Tensor::ConvPadding padding = 0,
-         Tensor::IntOrTuple dilation = 1, int64_t groups = 1, bool bias = true);
   Tensor operator()(const Tensor& x) const;
   Tensor weight;
   std::optional<Tensor> bias;
   Tensor::IntOrTuple stride, dilation;
   Tensor::ConvPadding padding;
   int64_t groups;
+  size_t spatial_dims;
+
+protected:
+  ConvNd(size_t spatial_dims, int64_t in_channels, int64_t out_channels,
+         const Tensor::IntOrTuple& kernel_size, Tensor::IntOrTuple stride,
+         Tensor::ConvPadding padding, Tensor::IntOrTuple dilation, int64_t groups, bool bias);
 };
 
-class Conv2d : public Module {
+class Conv1d : public ConvNd {
+public:
+  Conv1d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
+         Tensor::IntOrTuple stride_ = 1, Tensor::ConvPadding padding_ = 0,
+         Tensor::IntOrTuple dilation_ = 1, int64_t groups_ = 1, bool bias_ = true)
+      : ConvNd(1, in_channels, out_channels, kernel_size, std::move(stride_), std::move(padding_),
+               std::move(dilation_), groups_, bias_) {}
+};
+
+class Conv2d : public ConvNd {
 public:
   Conv2d(int64_t in_channels, int64_t out_channels, Tensor::IntOrTuple kernel_size,
-         Tensor::IntOrTuple stride = 1, Tensor::ConvPadding padding = 0,
-         Tensor::IntOrTuple dilation = 1, int64_t groups = 1, bool bias = true);
-  Tensor operator()(const Tensor& x) const;
-  Tensor weight;
-  std::optional<Tensor> bias;
-  Tensor::IntOrTuple stride, dilation;
-  Tensor::ConvPadding padding;
-  int64_t groups;
+         Tensor::IntOrTuple stride_ = 1, Tensor::ConvPadding padding_ = 0,
+         Tensor::IntOrTuple dilation_ = 1, int64_t groups_ = 1, bool bias_ = true)
+      : ConvNd(2, in_channels, out_channels, kernel_size, std::move(stride_), std::move(padding_),
+               std::move(dilation_), groups_, bias_) {}
 };
 
 // ConvTranspose2d with PyTorch's argument order (bias before dilation); weight
