@@ -12,8 +12,8 @@
 #include <fstream>
 
 #include "tg/buffer.hpp"
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 
 namespace tg {
 

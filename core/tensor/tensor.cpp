@@ -4,10 +4,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/float_formats.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/realize.hpp"
 #include "tg/schedule.hpp"
 
 namespace tg {
@@ -294,6 +295,14 @@ std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensor
   if (roots.empty()) return {};
   return create_schedule(roots, bufs).items;
 }
+std::shared_ptr<Buffer> Tensor::buffer() const {
+  const UOpPtr base = base_buffer(uop());
+  if (!base) return nullptr;
+  for (const auto& b : st().buffers)
+    if (b->uop() == base) return b;
+  return nullptr;
+}
+
 std::vector<ScheduleItem> Tensor::schedule() const { return schedule_all({*this}); }
 
 void Tensor::realize_all(std::vector<Tensor> tensors) {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <numbers>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

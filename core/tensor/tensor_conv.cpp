@@ -8,8 +8,8 @@
 #include <limits>
 #include <numeric>
 
-#include "tensor/gradient.hpp"
-#include "tensor/tensor_internal.hpp"
+#include "gradient.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

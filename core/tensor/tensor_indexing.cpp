@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/schedule.hpp"
 

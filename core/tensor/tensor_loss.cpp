@@ -3,7 +3,7 @@
 // elementwise + reduce ops that fuse.
 #include <cmath>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

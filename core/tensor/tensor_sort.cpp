@@ -17,7 +17,7 @@
 // exponentially large kernels.
 #include <limits>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

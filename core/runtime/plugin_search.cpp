@@ -1,4 +1,4 @@
-#include "engine/plugin_search.hpp"
+#include "plugin_search.hpp"
 
 #include <algorithm>
 #include <dlfcn.h>

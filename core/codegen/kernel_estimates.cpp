@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "tg/ir/exec_alu.hpp"
-#include "tg/runner.hpp"
+#include "tg/kernel_estimates.hpp"
 
 namespace tg {
 

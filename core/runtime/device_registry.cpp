@@ -11,8 +11,8 @@
 #include <mutex>
 #include <set>
 
-#include "engine/plugin_manifest.hpp"
-#include "engine/plugin_search.hpp"
+#include "plugin_manifest.hpp"
+#include "plugin_search.hpp"
 #include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/plugin/abi.hpp"

@@ -129,6 +129,9 @@ public:
   DType dtype() const;
   std::string device() const;
   std::string str() const; // "Tensor(shape=(2, 3), dtype=float32, device=CPU)"
+  // The memory a realized tensor reads (through movement ops only), or null when the tensor
+  // is not (yet) a view of a buffer.
+  std::shared_ptr<Buffer> buffer() const;
 
   // ---- running ---------------------------------------------------------------------------
   Tensor& realize();

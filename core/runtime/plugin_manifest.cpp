@@ -1,4 +1,4 @@
-#include "engine/plugin_manifest.hpp"
+#include "plugin_manifest.hpp"
 
 #include <boost/json.hpp>
 #include <fstream>

@@ -42,14 +42,8 @@ struct Schedule {
 Schedule create_schedule(const std::vector<UOpPtr>& roots,
                          const std::vector<std::shared_ptr<Buffer>>& buffers);
 
-// Runs the items in order (compiling each distinct kernel once per device) and waits for them.
-// DEBUG>=2 prints a line per launch and the total.
-// `var_vals` gives the variables of symbolic shapes their values for this run.
-void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_vals = {});
-
 struct ScheduleCacheStats {
   int64_t lookups = 0, hits = 0, entries = 0;
-  int64_t kernels_compiled = 0; // distinct (device, kernel) pairs compiled by run_schedule
 };
 ScheduleCacheStats schedule_cache_stats();
 void clear_schedule_cache();
