@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "tg/env.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 namespace {
@@ -136,7 +136,7 @@ UOpPtr promote_half_float(const UOpPtr& ast, const RendererCaps& caps) {
 }
 
 UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
-  if (getenv_int("DISABLE_FAST_IDIV") != 0) return ast;
+  if (knobs::DISABLE_FAST_IDIV != 0) return ast;
   static const PatternMatcher pm({
       {UPat(IDIV).with_src({UPat::var("x"), UPat::cvar("c")}),
        [](const Captures& c) -> UOpPtr {

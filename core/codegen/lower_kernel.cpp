@@ -8,10 +8,10 @@
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
-#include "tg/env.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -92,14 +92,14 @@ std::string kernel_name(const UOpPtr& ast) {
 namespace {
 LoweredKernel lower(const UOpPtr& ast, const RendererCaps& caps, const std::vector<Opt>* opts) {
   verify_kernel_ast(ast);
-  const int64_t debug = getenv_int("DEBUG");
+  const int64_t debug = knobs::DEBUG;
   LoweredKernel k;
   if (debug >= 3) std::cout << "kernel " << kernel_name(ast) << " AST:\n" << print_graph(ast);
 
   UOpPtr sink = simplify_kernel(ast);
-  const std::vector<Opt> chosen = opts                       ? *opts
-                                  : getenv_int("NOOPT") != 0 ? std::vector<Opt>{}
-                                                             : hand_coded_optimizations(sink, caps);
+  const std::vector<Opt> chosen = opts                ? *opts
+                                  : knobs::NOOPT != 0 ? std::vector<Opt>{}
+                                                      : hand_coded_optimizations(sink, caps);
   sink = optimize_kernel(sink, chosen);
   k.name = kernel_name(sink);
   if (debug >= 4 && !chosen.empty()) {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/realize.hpp"
 
 namespace tg {
@@ -107,7 +107,7 @@ void LaunchReplay::replay(const std::vector<std::shared_ptr<Buffer>>& inputs, co
     throw Error("LaunchReplay: " + std::to_string(inputs.size()) + " input buffers for a " +
                 "recording of " + std::to_string(m.inputs));
   // One by one at DEBUG>=2, so that every launch prints its line.
-  const bool through_graph = m.graph && getenv_int("DEBUG") < 2;
+  const bool through_graph = m.graph && knobs::DEBUG < 2;
   std::vector<LaunchArgs> args;
   LaunchTotal total;
   for (Launch& l : m.launches) {

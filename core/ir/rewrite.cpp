@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <unordered_set>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -82,7 +82,7 @@ public:
   Rewriter(const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type, RewriteOptions o)
       : pm_(pm), ctx_(ctx), ctx_type_(ctx_type), opts_(o) {
     if (opts_.max_rewrites_per_node == 0)
-      opts_.max_rewrites_per_node = static_cast<size_t>(getenv_int("REWRITE_LIMIT", 1000000));
+      opts_.max_rewrites_per_node = static_cast<size_t>(knobs::REWRITE_LIMIT);
   }
 
   UOpPtr run(const UOpPtr& root) {

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/shape.hpp"
+#include "tg/knobs.hpp"
 #include "tg/launch_capture.hpp"
 
 namespace tg {
@@ -46,7 +46,7 @@ InputSig signature_of(const Tensor& t, size_t i) {
 
 struct JitCore::Impl {
   JitOptions options;
-  bool enabled = getenv_int("JIT", 1) != 0;
+  bool enabled = knobs::JIT != 0;
   int64_t calls = 0;
   std::vector<InputSig> inputs;
   std::unique_ptr<LaunchReplay> recording; // null until the second call

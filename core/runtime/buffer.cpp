@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "tg/device_registry.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/lru_allocator.hpp"
 
 namespace tg {
@@ -44,7 +44,7 @@ std::string canonical_device(const std::string& spec) {
 }
 
 std::string default_device_spec() {
-  const std::string dev = getenv_str("DEV");
+  const std::string dev = knobs::DEV.get();
   if (!dev.empty()) return canonical_device(dev);
   return DeviceRegistry::global().default_device()->name();
 }

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "tg/env.hpp"
+#include "tg/knobs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -86,15 +86,15 @@ void write_entry(const fs::path& path, const std::string& key, const std::vector
 } // namespace
 
 fs::path cache_dir() {
-  if (std::string dir = getenv_str("TG_CACHE_DIR"); !dir.empty()) return dir;
-  if (std::string xdg = getenv_str("XDG_CACHE_HOME"); !xdg.empty()) return fs::path(xdg) / "tg";
-  if (std::string home = getenv_str("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tg";
+  if (std::string dir = knobs::TG_CACHE_DIR.get(); !dir.empty()) return dir;
+  if (std::string xdg = knobs::XDG_CACHE_HOME.get(); !xdg.empty()) return fs::path(xdg) / "tg";
+  if (std::string home = knobs::HOME.get(); !home.empty()) return fs::path(home) / ".cache" / "tg";
   return {};
 }
 
 std::vector<uint8_t> compile_cached(Compiler& compiler, const std::string& source) {
   fs::path dir = cache_dir();
-  if (getenv_int("TG_COMPILER_CACHE", 1) == 0 || dir.empty()) return compiler.compile(source);
+  if (knobs::TG_COMPILER_CACHE == 0 || dir.empty()) return compiler.compile(source);
   std::string key = compiler.identity();
   key.push_back('\0');
   key += source;

@@ -13,8 +13,8 @@
 
 #include "plugin_manifest.hpp"
 #include "plugin_search.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/plugin/abi.hpp"
 
 namespace fs = std::filesystem;
@@ -143,7 +143,7 @@ struct DeviceRegistry::Impl {
       info.state = PluginState::shadowed;
       info.reason = "shadowed by " + earlier->info.manifest_path.string() +
                     " (the first plugin of a name wins)";
-      if (getenv_int("DEBUG") >= 1)
+      if (knobs::DEBUG >= 1)
         std::fprintf(stderr, "tg: plugin '%s' at %s ignored: %s\n", info.name.c_str(),
                      file.string().c_str(), info.reason.c_str());
       break;
@@ -418,7 +418,7 @@ std::shared_ptr<Device> DeviceRegistry::open(const DeviceSpec& spec) {
 }
 
 std::shared_ptr<Device> DeviceRegistry::default_device() {
-  std::string dev = getenv_str("DEV");
+  std::string dev = knobs::DEV.get();
   if (!dev.empty()) return open(dev);
   std::lock_guard lock(impl_->mu);
   return impl_->automatic();

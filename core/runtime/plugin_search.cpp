@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <system_error>
 
-#include "tg/env.hpp"
+#include "tg/knobs.hpp"
 
 namespace fs = std::filesystem;
 
@@ -38,7 +38,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 std::vector<fs::path> standard_plugin_locations() {
   std::vector<fs::path> out;
-  std::string env = getenv_str("TG_PLUGIN_PATH");
+  std::string env = knobs::TG_PLUGIN_PATH.get();
   size_t start = 0;
   while (start <= env.size() && !env.empty()) {
     size_t colon = env.find(':', start);

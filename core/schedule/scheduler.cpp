@@ -8,8 +8,8 @@
 #include <unordered_set>
 
 #include "rangeify.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/schedule.hpp"
 
 namespace tg {
@@ -499,7 +499,7 @@ Schedule create_schedule(const std::vector<UOpPtr>& roots,
     out.result_buffers.push_back(buf);
   }
 
-  if (getenv_int("DEBUG") >= 1) {
+  if (knobs::DEBUG >= 1) {
     int64_t kernels = 0, copies = 0;
     for (const ScheduleItem& it : out.items)
       (it.kind == ScheduleItem::Kind::Kernel ? kernels : copies) += 1;

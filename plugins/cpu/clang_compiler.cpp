@@ -13,8 +13,8 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "temp_files.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 extern char** environ;
 
@@ -69,8 +69,8 @@ const std::string& ClangCompiler::clang_path() {
 }
 
 std::vector<uint8_t> ClangCompiler::compile(const std::string& source) {
-  if (getenv_int("DEBUG") >= 4) std::fprintf(stderr, "%s\n", source.c_str());
-  if (getenv_int("DEBUG") >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
+  if (knobs::DEBUG >= 4) std::fprintf(stderr, "%s\n", source.c_str());
+  if (knobs::DEBUG >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
   TempDir dir;
   const std::string src = dir.file("kernel.c"), out = dir.file("kernel.so");
   write_file(src, std::span(reinterpret_cast<const uint8_t*>(source.data()), source.size()));

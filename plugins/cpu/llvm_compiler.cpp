@@ -20,8 +20,8 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::cpu {
 
@@ -54,8 +54,8 @@ LlvmCompiler::LlvmCompiler() {
 LlvmCompiler::~LlvmCompiler() = default;
 
 std::vector<uint8_t> LlvmCompiler::compile(const std::string& source) {
-  if (getenv_int("DEBUG") >= 4) std::fprintf(stderr, "%s\n", source.c_str());
-  if (getenv_int("DEBUG") >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
+  if (knobs::DEBUG >= 4) std::fprintf(stderr, "%s\n", source.c_str());
+  if (knobs::DEBUG >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
   return emit(source, false);
 }
 

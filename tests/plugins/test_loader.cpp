@@ -5,13 +5,13 @@
 #include "plugin_test_util.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/plugin/abi.hpp"
 
 namespace fs = std::filesystem;
 using namespace tg;
 using tg::test::case_dir;
 using tg::test::case_lib;
-using tg::test::ScopedEnv;
 using tg::test::TempDir;
 
 TEST_SUITE("plugins.loader") {
@@ -93,7 +93,7 @@ TEST_SUITE("plugins.loader") {
     TempDir cwd;
     fs::path old_cwd = fs::current_path();
     fs::current_path(cwd.path());
-    ScopedEnv env("TG_PLUGIN_PATH", "/opt/a:relative/b::/opt/c");
+    tg::Context env{{"TG_PLUGIN_PATH", "/opt/a:relative/b::/opt/c"}};
     DeviceRegistry reg(true);
     reg.add_search_path("/opt/explicit");
     std::vector<fs::path> path = reg.search_path();
@@ -153,8 +153,9 @@ TEST_SUITE("plugins.loader") {
   }
 
   TEST_CASE("TG_PLUGIN_PATH finds plugins, folders or files") {
-    ScopedEnv env("TG_PLUGIN_PATH", case_dir("good").string() + ":" +
-                                        (case_dir("fakecuda") / "libtg-fakecuda.json").string());
+    tg::Context env{
+        {"TG_PLUGIN_PATH", case_dir("good").string() + ":" +
+                               (case_dir("fakecuda") / "libtg-fakecuda.json").string()}};
     DeviceRegistry reg(true);
     std::vector<PluginInfo> found = reg.manifests();
     REQUIRE(found.size() >= 2);
