@@ -132,7 +132,7 @@ UOpPtr promote_half_float(const UOpPtr& ast, const RendererCaps& caps) {
        }},
   });
   RendererCaps ctx = caps;
-  return graph_rewrite(ast, pm, ctx);
+  return graph_rewrite(ast, pm, ctx, "promote_half_float");
 }
 
 UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
@@ -155,7 +155,7 @@ UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
          return x - q * x->const_like(d);
        }},
   });
-  return graph_rewrite(ast, pm);
+  return graph_rewrite(ast, pm, "fast_idiv");
 }
 
 } // namespace tg

@@ -162,21 +162,21 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt) {
         UOp::range(UOp::const_(r->src[0]->dtype, n / amt), rarg(r.get()).id, rarg(r.get()).type);
     ctx.repl = ctx.outer * UOp::const_(r->dtype, amt) + ctx.inner;
   }
-  return graph_rewrite(ast, pm_shift(), ctx);
+  return graph_rewrite(ast, pm_shift(), ctx, "shift_to");
 }
 
 UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts) {
   if (opts.empty()) return ast;
   UOpPtr k = ast;
   for (const Opt& o : opts) k = apply_opt(k, o);
-  return graph_rewrite(k, symbolic());
+  return graph_rewrite(k, symbolic(), "simplify");
 }
 
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps) {
   std::vector<Opt> applied;
   UOpPtr k = ast;
   auto apply = [&](const Opt& o) {
-    k = graph_rewrite(apply_opt(k, o), symbolic());
+    k = graph_rewrite(apply_opt(k, o), symbolic(), "simplify");
     applied.push_back(o);
   };
   auto upcast_ranges = [&] {

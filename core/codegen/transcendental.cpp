@@ -349,7 +349,7 @@ UOpPtr decompose_transcendentals(const UOpPtr& ast, const RendererCaps& caps) {
          return x->op == EXP2 ? xexp2(d) : x->op == LOG2 ? xlog2(d) : xsin(d);
        }},
   });
-  return graph_rewrite(ast, pm);
+  return graph_rewrite(ast, pm, "transcendentals");
 }
 
 } // namespace tg

@@ -174,3 +174,79 @@ TEST_SUITE("codegen.errors") {
                          doctest::Contains("Ops.RANGE"), Error);
   }
 }
+
+TEST_SUITE("codegen.pipeline") {
+  TEST_CASE("the back half is a table of named passes") {
+    std::vector<std::string_view> names;
+    for (const auto& p : codegen_passes()) names.push_back(p.name);
+    CHECK(names == std::vector<std::string_view>{"simplify", "optimize", "expand",
+                                                 "promote_half_float", "transcendentals",
+                                                 "fast_idiv", "lower_reduces", "devectorize",
+                                                 "gpudims", "add_ends", "linearize"});
+  }
+
+  // A copy of the table with one pass replaced.
+  std::vector<Pass<KernelLowering>> with_pass(std::string_view name, void (*run)(KernelLowering&)) {
+    std::vector<Pass<KernelLowering>> passes(codegen_passes().begin(), codegen_passes().end());
+    for (auto& p : passes)
+      if (p.name == name) p.run = run;
+    return passes;
+  }
+
+  UOpPtr elementwise_ast() {
+    auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64);
+    auto i = rng(64, 0);
+    return UOp::sink({st(out, i, ld(x, i) + UOp::const_(dtypes::float32, 1.0))});
+  }
+
+  TEST_CASE("SPEC=1 names the pass that built a bad node") {
+    // devectorize, broken: it adds an ADD with one source to the kernel.
+    auto broken = with_pass("devectorize", [](KernelLowering& c) {
+      UOpPtr bad = UOp::make(Ops::ADD, dtypes::float32, {UOp::const_(dtypes::float32, 1.0)});
+      c.sink = UOp::sink({c.sink->src[0], bad});
+    });
+    const UOpPtr ast = elementwise_ast();
+    tg::Context spec{{"SPEC", 1}};
+    CHECK_THROWS_WITH_AS(lower_kernel_with_passes(ast, one_dim_caps(), broken),
+                         doctest::Contains("pass codegen/devectorize produced a node that breaks "
+                                           "the spec: spec: UOp(Ops.ADD"),
+                         SpecError);
+    // Unbroken, the same kernel lowers under SPEC=1.
+    CHECK(!lower_kernel(ast, one_dim_caps()).uops.empty());
+  }
+
+  TEST_CASE("SPEC=1 checks each pass's result, also nodes built before the check was on") {
+    static UOpPtr premade; // a malformed node built while SPEC was off
+    premade = UOp::make(Ops::ADD, dtypes::int32, {UOp::const_(dtypes::int32, 1)});
+    auto broken = with_pass("gpudims", [](KernelLowering& c) {
+      c.sink = UOp::sink({c.sink->src[0], premade});
+    });
+    tg::Context spec{{"SPEC", 1}};
+    CHECK_THROWS_WITH_AS(lower_kernel_with_passes(elementwise_ast(), one_dim_caps(), broken),
+                         doctest::Contains("pass codegen/gpudims produced a node that breaks"),
+                         SpecError);
+    premade = nullptr;
+  }
+
+  TEST_CASE("the driver times every pass while TRACK_MATCH_STATS is on") {
+    tg::Context stats{{"TRACK_MATCH_STATS", 1}};
+    lower_kernel(elementwise_ast(), one_dim_caps());
+    std::vector<std::string> names;
+    for (const PassStats& s : pass_stats()) names.push_back(s.name);
+    for (const char* want :
+         {"codegen/simplify", "codegen/expand", "codegen/linearize", "graph_rewrite devectorize"})
+      CHECK_MESSAGE(std::find(names.begin(), names.end(), want) != names.end(), want);
+  }
+
+  TEST_CASE("PRINT_AFTER names passes by name or pipeline/name") {
+    {
+      tg::Context c{{"PRINT_AFTER", "expand,schedule/memory_plan"}};
+      CHECK(print_after("codegen", "expand"));
+      CHECK(print_after("schedule", "memory_plan"));
+      CHECK(!print_after("codegen", "devectorize"));
+      CHECK(!print_after("codegen", "memory_plan"));
+    }
+    tg::Context all{{"PRINT_AFTER", "all"}};
+    CHECK(print_after("codegen", "linearize"));
+  }
+}

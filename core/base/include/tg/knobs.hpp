@@ -103,11 +103,13 @@ private:
   STR(DEV, "", "DEVICE[:RENDERER[:ARCH]]",                                                         \
       "the device, renderer and architecture to use (CPU, CPU:C, CUDA:PTX:sm_90); unset: the best available") \
   INT(SPEC, 0, 0, 1, "0 or 1",                                                                     \
-      "check every node built against the IR spec")                     \
+      "check every node built, and every pass's result, against the IR spec")                     \
   INT(TRACK_MATCH_STATS, 0, 0, 2, "0..2",                                                          \
-      "1 counts pattern-rule attempts, matches and time; 2 also prints them at exit") \
+      "1 counts pattern-rule attempts, matches and time, and time per pass; 2 also prints them at exit") \
   INT(REWRITE_LIMIT, 1000000, 1, std::numeric_limits<int64_t>::max(), "a positive integer",         \
       "successive rewrites of one node before graph_rewrite reports non-termination")              \
+  STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
+      "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
   INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL)")    \
   INT(TRANSCENDENTAL, 1, 0, 2, "0..2",                                                             \
       "2 decomposes exp2/log2/sin into polynomials even where the renderer has them")             \

@@ -1,12 +1,14 @@
 #pragma once
 // Codegen, back half: from a kernel AST (a SINK of STOREs over RANGE loops, with REDUCEs) to the
-// flat list renderers take (docs/KERNEL_IR.md). Each step is a named pass; lower_kernel() runs
-// them in order. The kernel AST is described in docs/KERNEL_IR.md, "The kernel AST".
+// flat list renderers take (docs/KERNEL_IR.md, "The kernel AST"). Each step is a named pass in a
+// table (codegen_passes()) that lower_kernel() runs through the pass driver (tg/ir/pass.hpp).
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "tg/ir/pass.hpp"
 #include "tg/ir/uop.hpp"
 #include "tg/plugin/device.hpp"
 
@@ -53,7 +55,28 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink);
 // range id order; a DEFINE_VAR size prints as its name.
 std::string kernel_name(const UOpPtr& ast);
 
+struct Opt;
+
+// What codegen's passes work on: the kernel being lowered, the renderer's caps, the Opts to
+// apply (null: the heuristic, or none under NOOPT=1) and what the passes found out (name,
+// global size, the linearized list).
+struct KernelLowering {
+  UOpPtr sink;
+  const RendererCaps* caps = nullptr;
+  const std::vector<Opt>* opts = nullptr;
+  LoweredKernel kernel;
+  std::string describe() const; // PRINT_AFTER: the graph, or the list once linearized
+};
+
+// The back half as a table, in order: simplify, optimize, expand, promote_half_float,
+// transcendentals, fast_idiv, lower_reduces, devectorize, gpudims, add_ends, linearize.
+std::span<const Pass<KernelLowering>> codegen_passes();
+
 // The whole back half. DEBUG>=3 prints the AST, DEBUG>=5 the linearized uops.
 LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps);
+// The same through another table of passes (a test replacing one).
+LoweredKernel lower_kernel_with_passes(const UOpPtr& ast, const RendererCaps& caps,
+                                       std::span<const Pass<KernelLowering>> passes,
+                                       const std::vector<Opt>* opts = nullptr);
 
 } // namespace tg

@@ -3,6 +3,8 @@
 // Iterative (a chain of a million nodes does not touch the stack), memoized per node, and
 // bounded: a rewrite that keeps producing new nodes, or cycles, raises RewriteError naming
 // the node.
+#include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
 
@@ -20,6 +22,8 @@ struct RewriteOptions {
   // A rule may not change the dtype of the node it rewrites (a SpecError names both) unless
   // the pass exists to change dtypes (lowering index to int32, emulating bfloat16...).
   bool allow_dtype_change = false;
+  // What the rewrite is called in errors and in TRACK_MATCH_STATS' times (tinygrad's name=).
+  std::string_view name;
 };
 
 UOpPtr graph_rewrite_raw(const UOpPtr& sink, const PatternMatcher& pm, void* ctx,
@@ -30,8 +34,22 @@ inline UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm,
   return graph_rewrite_raw(sink, pm, nullptr, nullptr, opts);
 }
 template <class Ctx>
-UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, Ctx& ctx,
-                     RewriteOptions opts = {}) {
+requires(!std::is_convertible_v<Ctx&, std::string_view>) UOpPtr
+    graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, Ctx& ctx,
+                  RewriteOptions opts = {}) {
+  return graph_rewrite_raw(sink, pm, &ctx, &typeid(Ctx), opts);
+}
+// The same, named: graph_rewrite(sink, pm, "devectorize"), graph_rewrite(sink, pm, ctx, "x").
+inline UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, std::string_view name,
+                            RewriteOptions opts = {}) {
+  opts.name = name;
+  return graph_rewrite_raw(sink, pm, nullptr, nullptr, opts);
+}
+template <class Ctx>
+requires(!std::is_convertible_v<Ctx&, std::string_view>) UOpPtr
+    graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, Ctx& ctx, std::string_view name,
+                  RewriteOptions opts = {}) {
+  opts.name = name;
   return graph_rewrite_raw(sink, pm, &ctx, &typeid(Ctx), opts);
 }
 
