@@ -21,7 +21,7 @@ Tensor realized(const Shape& s, const std::string& dev = "NULL") {
 }
 } // namespace
 
-TEST_SUITE("tensor.schedule") {
+TEST_SUITE("schedule.kernels") {
   TEST_CASE("(a+b).relu() is one kernel") {
     Tensor a = realized({16, 16}), b = realized({16, 16});
     CHECK(kernels((a + b).relu().schedule()) == 1);
