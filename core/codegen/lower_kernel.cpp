@@ -116,8 +116,21 @@ const Pass<KernelLowering> kCodegenPasses[] = {
     {"transcendentals",
      [](KernelLowering& c) { c.sink = decompose_transcendentals(c.sink, *c.caps); }},
     {"fast_idiv", [](KernelLowering& c) { c.sink = decompose_int_division(c.sink, *c.caps); }},
+    // The renderer's own decompositions (ops it lacks), with the built-in ones.
+    {"renderer_decompositions",
+     [](KernelLowering& c) {
+       if (c.caps->decompositions)
+         c.sink = graph_rewrite(c.sink, *c.caps->decompositions, "renderer_decompositions");
+     }},
     {"lower_reduces", [](KernelLowering& c) { c.sink = lower_reduces(c.sink); }},
     {"devectorize", [](KernelLowering& c) { c.sink = devectorize(c.sink, *c.caps); }},
+    // The renderer's extra rules (tinygrad's extra_matcher) on the final, scalar-or-aligned
+    // graph: its spellings of what it does better than the generic form.
+    {"renderer_rules",
+     [](KernelLowering& c) {
+       if (c.caps->extra_matcher)
+         c.sink = graph_rewrite(c.sink, *c.caps->extra_matcher, "renderer_rules");
+     }},
     {"gpudims", [](KernelLowering& c) { c.sink = add_gpudims(c.sink, *c.caps, c.kernel.global); }},
     {"add_ends", [](KernelLowering& c) { c.sink = add_ends(c.sink); }},
     {"linearize", [](KernelLowering& c) { c.kernel.uops = linearize(c.sink); }},

@@ -113,7 +113,7 @@ SafetensorsFile safe_load(const std::filesystem::path& path, const std::string& 
   const uint8_t* data = bytes + 8 + n;
   const auto data_size = static_cast<int64_t>(m->size - 8 - n);
   const std::string dev = canonical_device(device);
-  const bool borrow = Buffer::device_uses_host_memory(dev);
+  const bool borrow = Buffer::host_visible(dev);
 
   SafetensorsFile out;
   std::vector<std::pair<int64_t, size_t>> order; // data begin -> index, for file order

@@ -49,8 +49,8 @@ std::string default_device_spec() {
   return DeviceRegistry::global().default_device()->name();
 }
 
-bool Buffer::device_uses_host_memory(const std::string& device) {
-  return DeviceSpec::parse(device).device == "CPU";
+bool Buffer::host_visible(const std::string& device) {
+  return DeviceRegistry::global().open(device)->host_visible();
 }
 
 Buffer::Buffer(std::string device, DType dtype, int64_t size)
@@ -63,8 +63,10 @@ Buffer::Buffer(std::string device, DType dtype, int64_t size)
 
 std::shared_ptr<Buffer> Buffer::borrow_host(std::string device, DType dtype, int64_t size,
                                             void* host, std::shared_ptr<const void> keepalive) {
-  if (!device_uses_host_memory(device))
-    throw Error("Buffer: device " + device + " cannot borrow host memory; copy the data instead");
+  if (!host_visible(device))
+    throw Error("Buffer: device " + device +
+                " cannot borrow host memory (its buffers are not "
+                "host-visible); copy the data instead");
   auto b = std::make_shared<Buffer>(std::move(device), dtype, size);
   b->ptr_ = reinterpret_cast<DevicePtr>(host);
   b->owned_ = false;

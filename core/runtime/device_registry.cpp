@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include "abi_1_0.hpp"
 #include "plugin_manifest.hpp"
 #include "plugin_search.hpp"
 #include "tg/error.hpp"
@@ -74,7 +75,8 @@ struct Entry {
   PluginInfo info;
   std::shared_ptr<Library> library;
   const tg_plugin_info_v1* handshake = nullptr;
-  std::map<std::string, std::shared_ptr<Device>> devices; // created, by device name
+  // Created devices, by "DEVICE:ARCH" (one instance per architecture).
+  std::map<std::string, std::shared_ptr<Device>> devices;
 };
 
 } // namespace
@@ -190,10 +192,12 @@ struct DeviceRegistry::Impl {
                            " (expected 0x31505447, \"TGP1\"); "
                            "the library is not a tg plugin or is corrupt: rebuild it");
     }
-    if (h->struct_size < sizeof(tg_plugin_info_v1))
+    // ABI 1.0's struct is the smallest the core reads; later fields are read only when
+    // struct_size covers them.
+    if (h->struct_size < TG_PLUGIN_INFO_V1_0_SIZE)
       return refuse(e, lib + ": handshake struct is " + std::to_string(h->struct_size) +
                            " bytes, the core needs at least " +
-                           std::to_string(sizeof(tg_plugin_info_v1)) +
+                           std::to_string(TG_PLUGIN_INFO_V1_0_SIZE) +
                            "; rebuild the plugin against this tg");
     e.info.abi = abi_string(h->abi_major, h->abi_minor) + " " + (h->abi_tag ? h->abi_tag : "?");
     const std::string core_abi = abi_string(TG_PLUGIN_ABI_MAJOR, TG_PLUGIN_ABI_MINOR);
@@ -254,23 +258,49 @@ struct DeviceRegistry::Impl {
     return {};
   }
 
-  // A device from an available entry, created once. Empty with `why` set on failure.
-  std::shared_ptr<Device> create(Entry& e, const std::string& device, std::string& why) {
-    if (auto it = e.devices.find(device); it != e.devices.end()) return it->second;
+  // Whether the plugin's handshake has ABI 1.1's create_arch (and so its objects 1.1's
+  // virtuals and caps fields).
+  static bool speaks_1_1(const tg_plugin_info_v1& h) {
+    return h.abi_minor >= 1 && h.struct_size >= sizeof(tg_plugin_info_v1) && h.create_arch;
+  }
+
+  // A device from an available entry for `arch` ("" for the default), created once. Empty
+  // with `why` set on failure; a failure for an explicit architecture leaves the plugin
+  // available (another architecture may work).
+  std::shared_ptr<Device> create(Entry& e, const std::string& device, const std::string& arch,
+                                 std::string& why) {
+    const std::string key = device + ":" + arch;
+    if (auto it = e.devices.find(key); it != e.devices.end()) return it->second;
+    const tg_plugin_info_v1& h = *e.handshake;
+    const std::string call = "create(\"" + device + "\"" +
+                             (arch.empty() ? std::string() : ", arch \"" + arch + "\"") + ")";
     char buf[kWhyLen] = {};
-    Device* raw = e.handshake->create(device.c_str(), buf, sizeof buf);
-    if (raw == nullptr) {
-      buf[kWhyLen - 1] = 0;
-      why = e.info.library_path.string() + ": create(\"" + device +
-            "\") failed: " + (buf[0] ? buf : "no reason given");
-      e.info.state = PluginState::unavailable;
-      e.info.reason = why;
+    Device* raw = nullptr;
+    if (speaks_1_1(h)) {
+      raw = h.create_arch(device.c_str(), arch.c_str(), buf, sizeof buf);
+    } else if (arch.empty()) {
+      raw = h.create(device.c_str(), buf, sizeof buf);
+    } else {
+      why = e.info.library_path.string() + ": " + call + " failed: the plugin has ABI 1.0, " +
+            "which cannot take an architecture; rebuild it against this tg";
       return nullptr;
     }
-    // The deleter holds the library, so a device outliving the registry keeps its code.
+    if (raw == nullptr) {
+      buf[kWhyLen - 1] = 0;
+      why = e.info.library_path.string() + ": " + call +
+            " failed: " + (buf[0] ? buf : "no reason given");
+      if (arch.empty()) {
+        e.info.state = PluginState::unavailable;
+        e.info.reason = why;
+      }
+      return nullptr;
+    }
+    // The deleter holds the library, so a device outliving the registry keeps its code. A
+    // 1.0 plugin's device is served through the adapter that answers 1.1's questions.
     std::shared_ptr<Library> lib = e.library;
     std::shared_ptr<Device> dev(raw, [lib](Device* d) { delete d; });
-    e.devices[device] = dev;
+    if (!speaks_1_1(h)) dev = serve_abi_1_0(std::move(dev));
+    e.devices[key] = dev;
     return dev;
   }
 
@@ -324,7 +354,7 @@ struct DeviceRegistry::Impl {
         continue;
       }
       std::string why;
-      if (std::shared_ptr<Device> dev = create(*e, device, why)) {
+      if (std::shared_ptr<Device> dev = create(*e, device, spec.arch, why)) {
         resolve_renderer(*dev, spec); // raises listing the device's renderers
         return dev;
       }
@@ -349,7 +379,7 @@ struct DeviceRegistry::Impl {
       }
       for (const std::string& d : e->info.devices) {
         std::string why;
-        if (std::shared_ptr<Device> dev = create(*e, d, why)) return dev;
+        if (std::shared_ptr<Device> dev = create(*e, d, "", why)) return dev;
         reasons.push_back(why);
       }
     }

@@ -380,7 +380,7 @@ Tensor Tensor::from_bytes(const void* bytes, size_t nbytes, const Shape& shape, 
                 std::to_string(nbytes / std::max(1, dtype.itemsize())) + " were given");
   const std::string dev = canonical_device(device);
   std::shared_ptr<Buffer> buf;
-  if (borrow && Buffer::device_uses_host_memory(dev)) {
+  if (borrow && Buffer::host_visible(dev)) {
     buf = Buffer::borrow_host(dev, dtype, n, const_cast<void*>(bytes), nullptr);
   } else {
     buf = std::make_shared<Buffer>(dev, dtype, n);

@@ -7,6 +7,7 @@
 #include "codegen_test_util.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/pattern_matcher.hpp"
 
 using namespace tg;
 using namespace tg::codegen_test;
@@ -179,10 +180,10 @@ TEST_SUITE("codegen.pipeline") {
   TEST_CASE("the back half is a table of named passes") {
     std::vector<std::string_view> names;
     for (const auto& p : codegen_passes()) names.push_back(p.name);
-    CHECK(names == std::vector<std::string_view>{"simplify", "optimize", "expand",
-                                                 "promote_half_float", "transcendentals",
-                                                 "fast_idiv", "lower_reduces", "devectorize",
-                                                 "gpudims", "add_ends", "linearize"});
+    CHECK(names == std::vector<std::string_view>{
+                       "simplify", "optimize", "expand", "promote_half_float", "transcendentals",
+                       "fast_idiv", "renderer_decompositions", "lower_reduces", "devectorize",
+                       "renderer_rules", "gpudims", "add_ends", "linearize"});
   }
 
   // A copy of the table with one pass replaced.
@@ -248,5 +249,44 @@ TEST_SUITE("codegen.pipeline") {
     }
     tg::Context all{{"PRINT_AFTER", "all"}};
     CHECK(print_after("codegen", "linearize"));
+  }
+
+  TEST_CASE("a renderer's extra rules and decompositions are applied by codegen") {
+    // A test renderer without MAX (its decomposition: a < b ? b : a) that spells x*2 as x+x.
+    static const PatternMatcher decompositions({
+        {UPat::var("a").maximum(UPat::var("b")),
+         [](const Captures& c) { return c["a"]->lt(c["b"])->where(c["b"], c["a"]); }},
+    });
+    static const PatternMatcher extra({
+        {UPat::var("x", {dtypes::float32}) * 2.0,
+         [](const Captures& c) { return c["x"] + c["x"]; }},
+    });
+    RendererCaps caps = cpu_caps();
+    caps.decompositions = &decompositions;
+    caps.extra_matcher = &extra;
+    const int64_t n = 64;
+    auto out = buf(0, dtypes::float32, n), x = buf(1, dtypes::float32, n),
+         y = buf(2, dtypes::float32, n);
+    auto i = rng(n, 0);
+    auto two = UOp::const_(dtypes::float32, 2.0);
+    const UOpPtr ast = UOp::sink({st(out, i, ld(x, i)->alu(Ops::MAX, {ld(y, i)}) * two)});
+    std::vector<float> xv(n), yv(n);
+    for (int64_t t = 0; t < n; ++t) xv[t] = float(t % 7) - 3, yv[t] = float(t % 5) - 2;
+    for (const std::string& renderer : cpu::test::kRenderers) {
+      CAPTURE(renderer);
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(yv)};
+      const LoweredKernel k = run_ast_opts(ast, renderer, bufs, {}, caps);
+      bool float_mul = false, max = false, where = false;
+      for (const UOpPtr& u : k.uops) {
+        float_mul |= u->op == Ops::MUL && u->dtype.is_float();
+        max |= u->op == Ops::MAX;
+        where |= u->op == Ops::WHERE;
+      }
+      CHECK(!max);
+      CHECK(where);
+      CHECK(!float_mul);
+      auto o = bufs[0].as<float>();
+      for (int64_t t = 0; t < n; ++t) REQUIRE(o[t] == std::max(xv[t], yv[t]) * 2);
+    }
   }
 }

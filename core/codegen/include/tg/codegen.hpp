@@ -69,7 +69,9 @@ struct KernelLowering {
 };
 
 // The back half as a table, in order: simplify, optimize, expand, promote_half_float,
-// transcendentals, fast_idiv, lower_reduces, devectorize, gpudims, add_ends, linearize.
+// transcendentals, fast_idiv, renderer_decompositions (RendererCaps::decompositions),
+// lower_reduces, devectorize, renderer_rules (RendererCaps::extra_matcher), gpudims, add_ends,
+// linearize.
 std::span<const Pass<KernelLowering>> codegen_passes();
 
 // The whole back half. DEBUG>=3 prints the AST, DEBUG>=5 the linearized uops.

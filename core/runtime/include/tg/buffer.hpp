@@ -16,8 +16,9 @@ class Buffer {
 public:
   // `device` is a device spec ("CPU", "CPU:C", "NULL"); it is opened on first allocation.
   Buffer(std::string device, DType dtype, int64_t size);
-  // A buffer over memory the caller owns (zero-copy). Only devices whose addresses are host
-  // pointers (CPU) can borrow; `keepalive` is released with the buffer.
+  // A buffer over memory the caller owns (zero-copy). Only host-visible devices can borrow
+  // (Device::host_visible: their addresses are host pointers); `keepalive` is released with
+  // the buffer.
   static std::shared_ptr<Buffer> borrow_host(std::string device, DType dtype, int64_t size,
                                              void* host, std::shared_ptr<const void> keepalive);
   ~Buffer();
@@ -36,8 +37,9 @@ public:
   void copy_in(const void* src, size_t bytes); // host -> device, waits
   void copy_out(void* dst, size_t bytes);      // device -> host, waits for queued work
 
-  // True when `device` keeps host pointers as addresses, so host memory can be borrowed.
-  static bool device_uses_host_memory(const std::string& device);
+  // True when `device` (opened through the registry) reports host-visible buffers, so host
+  // memory can be borrowed instead of copied.
+  static bool host_visible(const std::string& device);
 
 private:
   std::string device_spec_;
