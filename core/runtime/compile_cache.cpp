@@ -92,15 +92,28 @@ fs::path cache_dir() {
   return {};
 }
 
+namespace {
+std::atomic<int64_t> g_hits{0}, g_misses{0};
+} // namespace
+
+CompileCacheStats compile_cache_stats() { return {g_hits.load(), g_misses.load()}; }
+
 std::vector<uint8_t> compile_cached(Compiler& compiler, const std::string& source) {
   fs::path dir = cache_dir();
-  if (knobs::TG_COMPILER_CACHE == 0 || dir.empty()) return compiler.compile(source);
+  if (knobs::TG_COMPILER_CACHE == 0 || dir.empty()) {
+    ++g_misses;
+    return compiler.compile(source);
+  }
   std::string key = compiler.identity();
   key.push_back('\0');
   key += source;
   fs::path path = dir / "compile" / (key_name(key) + ".bin");
   std::vector<uint8_t> bin;
-  if (read_entry(path, key, bin)) return bin;
+  if (read_entry(path, key, bin)) {
+    ++g_hits;
+    return bin;
+  }
+  ++g_misses;
   bin = compiler.compile(source);
   write_entry(path, key, bin);
   return bin;

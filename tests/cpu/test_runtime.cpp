@@ -171,11 +171,15 @@ TEST_SUITE("cpu.runtime") {
     CHECK(contains(device().compiler("C").identity(), "clang-19"));
   }
 
-  TEST_CASE("the LLVM compiler emits assembly for DEBUG=7") {
-    auto& c = dynamic_cast<tg::cpu::LlvmCompiler&>(device().compiler("LLVM"));
-    const std::string asm_text =
-        c.assembly(device().renderer("LLVM").render("step", step_kernel(64)));
-    CHECK(contains(asm_text, "step:"));
+  TEST_CASE("both compilers disassemble their binaries for DEBUG=7") {
+    for (const char* r : {"LLVM", "C"}) {
+      CAPTURE(r);
+      Compiler& c = device().compiler(r);
+      const std::string asm_text =
+          c.disassemble(c.compile(device().renderer(r).render("step", step_kernel(64))));
+      CHECK(contains(asm_text, "step:\n"));
+      CHECK(contains(asm_text, "\tret"));
+    }
   }
 
 } // TEST_SUITE

@@ -29,10 +29,12 @@ LaunchCounters launch_counters();
 
 class CompiledRunner {
 public:
-  // Renders `kernel` with the device's renderer `renderer`, compiles and loads it. Throws
-  // tg::Error when any step fails.
+  // Renders `kernel` with the device's renderer `renderer`, compiles (through the compile
+  // cache) and loads it. Throws tg::Error when any step fails. For every device and also when
+  // the binary comes from the cache, DEBUG>=4 prints the source and DEBUG>=7 the assembly
+  // (Compiler::disassemble of the binary) to `out`; plugins print nothing themselves.
   CompiledRunner(std::shared_ptr<Device> device, const std::string& renderer,
-                 const LoweredKernel& kernel);
+                 const LoweredKernel& kernel, std::FILE* out = stdout);
 
   // Launches over the kernel's global/local size on the device's queue: `buffers` in PARAM slot
   // order, `vars` in kernel.vars order (each within its bounds, else tg::Error). With `wait`
