@@ -92,6 +92,14 @@ int main(int argc, char** argv) {
   write(st, "offset_past_2_63",
         safetensors(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[18446744073709551612,0]}})",
                     4));
+  // Shapes whose element or byte count is a multiple of 2^64 (0 if wrapped) over no bytes: a
+  // fuzzer rarely builds such products blind, so the corpus holds them.
+  write(st, "count_wraps",
+        safetensors(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
+                    0));
+  write(st, "bytes_wrap",
+        safetensors(R"({"w":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}})",
+                    0));
   write(st, "padded_header",
         safetensors(R"({"w":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}     )", 3));
 
