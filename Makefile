@@ -4,7 +4,7 @@ PRESET ?= default
 BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc)
 
-.PHONY: run test test-asan test-all build deps configure bench format clean
+.PHONY: run test test-asan test-all build deps configure bench fuzz format clean
 
 # Trains tinygrad's beautiful_mnist for 70 steps on the 8,000 training digits of
 # ../shared/data/mnist and prints the test accuracy (`tinyrun demo`: the old tensor demo).
@@ -18,6 +18,16 @@ test: build
 # three mnist trainings would take hours instrumented; `make test` runs them).
 test-asan:
 	$(MAKE) test PRESET=asan CTEST_ARGS="-LE slow"
+
+# Every fuzz target for FUZZ_SECONDS each (default 600), JOBS at a time, in the fuzz preset's
+# build; the corpora grow under build/fuzz/tests/fuzz/runs/ from one run to the next, and a
+# finding fails with its input kept there. `make test` runs each for 20 s.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	cmake --preset fuzz -Wno-dev > /dev/null
+	cmake --build build/fuzz -j $(JOBS)
+	cd build/fuzz && FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz -j $(JOBS) -V \
+	  --timeout $$(( $(FUZZ_SECONDS) + 300 ))
 
 deps:
 	bash scripts/install-deps.sh

@@ -18,6 +18,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-json1.81-dev # Boost.DLL (header-only) and Boost.JSON
   llvm-19-dev clang-19                   # ORC JIT for the CPU plugin, clang for the C renderer
+  libclang-rt-19-dev                     # libFuzzer and the sanitizers' runtimes for tests/fuzz
   libtbb-dev doctest-dev zlib1g-dev
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format

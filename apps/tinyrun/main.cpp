@@ -4,6 +4,8 @@
 // and `bench` join it as the engine lands.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,13 @@ int main(int argc, char** argv) {
     int rc = tinyrun::run_tensor_demo();
     return simplify_demo() | rc;
   } catch (const tg::Error& e) {
+    std::fprintf(stderr, "tinyrun: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tinyrun: out of memory (raise the memory limit or use smaller inputs)\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Not one of ours: still a message and an exit code, never std::terminate.
     std::fprintf(stderr, "tinyrun: %s\n", e.what());
     return 1;
   }

@@ -1,128 +1,164 @@
-// Reading data files: gzip through zlib, the IDX format, and where the data folder is.
-#include <zlib.h>
+// The IDX format (MNIST, Fashion-MNIST), gzipped or not: a pure parse of the file's bytes and
+// the read of a file. Every count comes from the header, so each is checked before it sizes
+// anything: the element count and the byte count are multiplied with overflow checks, a raw
+// file must hold exactly the announced bytes before anything is allocated, and a gzipped one
+// is decompressed only as far as the header announces.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
 
-#include <fstream>
-#include <iterator>
-
+#include "file_bytes.hpp"
+#include "gzip.hpp"
+#include "tg/checked.hpp"
 #include "tg/data.hpp"
 #include "tg/error.hpp"
-#include "tg/knobs.hpp"
 
 namespace tg::data {
 
 namespace fs = std::filesystem;
 
-std::optional<fs::path> data_dir(const fs::path& repo_root) {
-  if (const std::string env = knobs::TG_DATA_DIR.get(); !env.empty()) {
-    if (fs::is_directory(env)) return fs::path(env);
-    throw Error("TG_DATA_DIR=" + env + " is not a directory");
+namespace {
+
+// The bytes of an IDX file in order: straight from memory, or through gunzip.
+class IdxSource {
+public:
+  IdxSource(std::span<const uint8_t> file, const std::string& origin) : file_(file) {
+    if (is_gzip(file)) gz_ = std::make_unique<GzipReader>(file, origin);
   }
-  if (!repo_root.empty()) {
-    const fs::path shared = repo_root / ".." / "shared" / "data";
-    if (fs::is_directory(shared)) return fs::weakly_canonical(shared);
+  bool compressed() const { return gz_ != nullptr; }
+  size_t read(uint8_t* dst, size_t n) {
+    if (gz_) return gz_->read(dst, n);
+    const size_t k = std::min(n, file_.size() - pos_);
+    if (k) std::memcpy(dst, file_.data() + pos_, k);
+    pos_ += k;
+    return k;
   }
-  if (const std::string home = knobs::HOME.get(); !home.empty()) {
-    const fs::path cache = fs::path(home) / ".cache" / "tg";
-    if (fs::is_directory(cache)) return cache;
+  // Raw files: the bytes not read yet.
+  size_t remaining() const { return file_.size() - pos_; }
+
+private:
+  std::span<const uint8_t> file_;
+  size_t pos_ = 0;
+  std::unique_ptr<GzipReader> gz_;
+};
+
+struct IdxType {
+  DType dtype;
+  int itemsize;
+};
+
+IdxType idx_type(uint8_t code, const std::string& origin) {
+  switch (code) {
+  case 0x08:
+    return {dtypes::uint8, 1};
+  case 0x09:
+    return {dtypes::int8, 1};
+  case 0x0B:
+    return {dtypes::int16, 2};
+  case 0x0C:
+    return {dtypes::int32, 4};
+  case 0x0D:
+    return {dtypes::float32, 4};
+  case 0x0E:
+    return {dtypes::float64, 8};
+  default: {
+    const char hex[] = "0123456789abcdef";
+    throw Error(origin + ": unknown IDX element type 0x" + hex[code >> 4] + hex[code & 15] +
+                " in byte 2 (known: 0x08 u8, 0x09 i8, 0x0b i16, 0x0c i32, 0x0d f32, 0x0e f64)");
   }
-  return std::nullopt;
+  }
 }
 
-std::vector<uint8_t> read_maybe_gzipped(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open the file");
-  std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (raw.size() < 2 || raw[0] != 0x1f || raw[1] != 0x8b) return raw;
-  // gzip: inflate with automatic header detection (windowBits 15 + 32).
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw Error(path.string() + ": zlib init failed");
-  std::vector<uint8_t> out;
-  std::vector<uint8_t> chunk(1 << 16);
-  zs.next_in = raw.data();
-  zs.avail_in = static_cast<uInt>(raw.size());
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    zs.next_out = chunk.data();
-    zs.avail_out = static_cast<uInt>(chunk.size());
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      const std::string why = zs.msg ? zs.msg : "inflate error " + std::to_string(rc);
-      inflateEnd(&zs);
-      throw Error(path.string() + ": corrupt or truncated gzip data (" + why + ")");
-    }
-    out.insert(out.end(), chunk.data(), chunk.data() + (chunk.size() - zs.avail_out));
-    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
-      inflateEnd(&zs);
-      throw Error(path.string() + ": truncated gzip data (the stream ends early)");
-    }
-  }
-  inflateEnd(&zs);
-  return out;
+[[noreturn]] void out_of_memory(const std::string& origin, uint64_t bytes, uint64_t announced) {
+  throw Error(origin + ": out of memory allocating " + std::to_string(bytes) + " bytes for the " +
+              std::to_string(announced) + " bytes of data its header announces");
 }
+
+} // namespace
+
+IdxArray parse_idx(std::span<const uint8_t> file, const std::string& origin) {
+  IdxSource src(file, origin);
+  uint8_t magic[4];
+  if (src.read(magic, 4) < 4 || magic[0] != 0 || magic[1] != 0)
+    throw Error(origin + ": not an IDX file (it must start with two zero bytes, a type and a "
+                         "rank)");
+  const IdxType type = idx_type(magic[2], origin);
+  const size_t ndim = magic[3];
+  std::vector<uint8_t> header(4 * ndim);
+  if (src.read(header.data(), header.size()) < header.size())
+    throw Error(origin + ": truncated header (" + std::to_string(ndim) +
+                " dimensions announced, the file ends inside them)");
+  std::vector<uint64_t> dims(ndim);
+  for (size_t i = 0; i < ndim; ++i) {
+    const uint8_t* p = header.data() + 4 * i;
+    dims[i] = (uint64_t{p[0]} << 24) | (uint64_t{p[1]} << 16) | (uint64_t{p[2]} << 8) | p[3];
+  }
+  const uint64_t numel = parse_numel(dims, origin, "the header's dimensions");
+  const uint64_t want = parse_mul(numel, static_cast<uint64_t>(type.itemsize), origin,
+                                  "the data size (elements * element size)");
+  const std::string announced =
+      std::to_string(numel) + " elements (" + std::to_string(want) + " bytes)";
+
+  IdxArray a;
+  a.dtype = type.dtype;
+  for (uint64_t d : dims) a.shape.push_back(static_cast<int64_t>(d)); // < 2^32 each
+  if (!src.compressed()) {
+    // The file's size is known: check it before allocating anything.
+    if (src.remaining() < want)
+      throw Error(origin + ": truncated: the header announces " + announced + " but " +
+                  std::to_string(src.remaining()) + " bytes follow");
+    if (src.remaining() > want)
+      throw Error(origin + ": " + std::to_string(src.remaining() - want) +
+                  " bytes after the last element announced by the header (" + announced + ")");
+    try {
+      a.bytes.resize(want);
+    } catch (const std::bad_alloc&) {
+      out_of_memory(origin, want, want);
+    }
+    src.read(a.bytes.data(), want);
+  } else {
+    // Compressed: grow with the data actually decompressed (a header may announce far more than
+    // the stream holds) and never past what the header announces.
+    size_t have = 0;
+    while (have < want) {
+      const size_t cap = std::min<uint64_t>(want, std::max<uint64_t>(2 * have, 1 << 20));
+      try {
+        a.bytes.resize(cap);
+      } catch (const std::bad_alloc&) {
+        out_of_memory(origin, cap, want);
+      }
+      have += src.read(a.bytes.data() + have, cap - have);
+      if (have < cap)
+        throw Error(origin + ": truncated: the header announces " + announced +
+                    " but the gzip data holds " + std::to_string(have) + " bytes after it");
+    }
+    uint8_t extra = 0;
+    if (src.read(&extra, 1) != 0)
+      throw Error(origin + ": the gzip data holds more than the " + std::to_string(want) +
+                  " bytes its header announces (" + std::to_string(numel) +
+                  " elements); the file is corrupt or not this IDX file");
+  }
+  // Big-endian elements to host (little-endian) order, in place.
+  if (type.itemsize > 1)
+    for (size_t i = 0; i < want; i += static_cast<size_t>(type.itemsize))
+      std::reverse(a.bytes.begin() + static_cast<std::ptrdiff_t>(i),
+                   a.bytes.begin() + static_cast<std::ptrdiff_t>(i) + type.itemsize);
+  return a;
+}
+
+IdxArray read_idx(const fs::path& path) { return parse_idx(read_file_bytes(path), path.string()); }
 
 int64_t IdxArray::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-IdxArray read_idx(const fs::path& path) {
-  const std::vector<uint8_t> b = read_maybe_gzipped(path);
-  const std::string where = path.string() + ": ";
-  if (b.size() < 4 || b[0] != 0 || b[1] != 0)
-    throw Error(where + "not an IDX file (it must start with two zero bytes, a type and a rank)");
-  IdxArray a;
-  int item = 0;
-  switch (b[2]) {
-  case 0x08:
-    a.dtype = dtypes::uint8, item = 1;
-    break;
-  case 0x09:
-    a.dtype = dtypes::int8, item = 1;
-    break;
-  case 0x0B:
-    a.dtype = dtypes::int16, item = 2;
-    break;
-  case 0x0C:
-    a.dtype = dtypes::int32, item = 4;
-    break;
-  case 0x0D:
-    a.dtype = dtypes::float32, item = 4;
-    break;
-  case 0x0E:
-    a.dtype = dtypes::float64, item = 8;
-    break;
-  default:
-    throw Error(where + "unknown IDX element type 0x" +
-                std::string(1, "0123456789abcdef"[b[2] >> 4]) +
-                std::string(1, "0123456789abcdef"[b[2] & 15]));
+  std::vector<uint64_t> dims;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("IdxArray: negative dimension " + std::to_string(d));
+    dims.push_back(static_cast<uint64_t>(d));
   }
-  const size_t ndim = b[3];
-  if (b.size() < 4 + 4 * ndim)
-    throw Error(where + "truncated header (" + std::to_string(ndim) + " dimensions announced)");
-  size_t n = 1;
-  for (size_t i = 0; i < ndim; ++i) {
-    const uint8_t* p = b.data() + 4 + 4 * i;
-    const uint32_t d =
-        (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-    a.shape.push_back(d);
-    n *= d;
-  }
-  const size_t header = 4 + 4 * ndim, want = n * static_cast<size_t>(item);
-  if (b.size() - header < want)
-    throw Error(where + "truncated: the header announces " + std::to_string(n) + " elements (" +
-                std::to_string(want) + " bytes) but " + std::to_string(b.size() - header) +
-                " bytes follow");
-  if (b.size() - header > want)
-    throw Error(where + std::to_string(b.size() - header - want) +
-                " bytes after the last element announced by the header");
-  a.bytes.resize(want);
-  // Big-endian elements to host (little-endian) order.
-  for (size_t i = 0; i < n; ++i)
-    for (int k = 0; k < item; ++k)
-      a.bytes[i * static_cast<size_t>(item) + static_cast<size_t>(k)] =
-          b[header + i * static_cast<size_t>(item) + static_cast<size_t>(item - 1 - k)];
-  return a;
+  const std::optional<uint64_t> n = checked_numel(dims);
+  if (!n || *n > static_cast<uint64_t>(INT64_MAX))
+    throw Error("IdxArray: the element count of its shape does not fit in 64 bits");
+  return static_cast<int64_t>(*n);
 }
 
 } // namespace tg::data

@@ -6,30 +6,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <boost/json.hpp>
 #include <cstring>
 #include <fstream>
 
+#include "tg/ir/shape.hpp"
 #include "tg/buffer.hpp"
 #include "tg/error.hpp"
-#include "tg/ir/shape.hpp"
 
 namespace tg {
 
 namespace {
 
 namespace json = boost::json;
-
-const std::vector<std::pair<std::string, DType>>& dtype_names() {
-  static const std::vector<std::pair<std::string, DType>> names{
-      {"F64", dtypes::float64},   {"F32", dtypes::float32},     {"F16", dtypes::float16},
-      {"BF16", dtypes::bfloat16}, {"F8_E4M3", dtypes::fp8e4m3}, {"F8_E5M2", dtypes::fp8e5m2},
-      {"I64", dtypes::int64},     {"I32", dtypes::int32},       {"I16", dtypes::int16},
-      {"I8", dtypes::int8},       {"U64", dtypes::uint64},      {"U32", dtypes::uint32},
-      {"U16", dtypes::uint16},    {"U8", dtypes::uint8},        {"BOOL", dtypes::bool_}};
-  return names;
-}
 
 // A read-only mapping of a whole file, unmapped when the last tensor over it goes.
 struct Mapping {
@@ -62,26 +51,7 @@ std::shared_ptr<Mapping> map_file(const std::filesystem::path& path) {
   return m;
 }
 
-int64_t as_size(const json::value& v, const std::string& what) {
-  if (v.is_int64() && v.as_int64() >= 0) return v.as_int64();
-  if (v.is_uint64()) return static_cast<int64_t>(v.as_uint64());
-  throw Error(what + " must be a non-negative integer, got " + json::serialize(v));
-}
-
 } // namespace
-
-std::string safetensors_dtype_name(DType d) {
-  for (const auto& [n, t] : dtype_names())
-    if (t == d) return n;
-  throw Error("safetensors has no dtype for " + d.name());
-}
-
-DType safetensors_dtype(const std::string& name) {
-  for (const auto& [n, t] : dtype_names())
-    if (n == name) return t;
-  throw Error("unknown safetensors dtype '" + name +
-              "' (known: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)");
-}
 
 const Tensor& SafetensorsFile::at(const std::string& name) const {
   for (const auto& [n, t] : tensors)
@@ -92,89 +62,36 @@ const Tensor& SafetensorsFile::at(const std::string& name) const {
 }
 
 SafetensorsFile safe_load(const std::filesystem::path& path, const std::string& device) {
-  const std::string file = path.string() + ": ";
   std::shared_ptr<Mapping> m = map_file(path);
   const auto* bytes = static_cast<const uint8_t*>(m->addr);
-  if (m->size < 8)
-    throw Error(file + "too short for a safetensors header (" + std::to_string(m->size) +
-                " bytes)");
-  uint64_t n = 0;
-  std::memcpy(&n, bytes, 8);
-  if (n > m->size - 8)
-    throw Error(file + "the header length " + std::to_string(n) + " exceeds the file (" +
-                std::to_string(m->size) + " bytes)");
-  json::value header;
-  try {
-    header = json::parse(std::string_view(reinterpret_cast<const char*>(bytes + 8), n));
-  } catch (const std::exception& e) {
-    throw Error(file + "the header is not valid JSON (" + e.what() + ")");
-  }
-  if (!header.is_object()) throw Error(file + "the header must be a JSON object");
-  const uint8_t* data = bytes + 8 + n;
-  const auto data_size = static_cast<int64_t>(m->size - 8 - n);
+  const SafetensorsHeader header =
+      parse_safetensors_header(std::span<const uint8_t>(bytes, m->size), path.string());
+  const uint8_t* data = bytes + header.data_offset;
   const std::string dev = canonical_device(device);
-  const bool borrow = Buffer::host_visible(dev);
+  const bool host_memory = Buffer::host_visible(dev);
 
   SafetensorsFile out;
-  std::vector<std::pair<int64_t, size_t>> order; // data begin -> index, for file order
-  for (const auto& [key, v] : header.as_object()) {
-    const std::string name(key);
-    if (name == "__metadata__") {
-      if (!v.is_object()) throw Error(file + "__metadata__ must be an object of strings");
-      for (const auto& [mk, mv] : v.as_object()) {
-        if (!mv.is_string())
-          throw Error(file + "__metadata__['" + std::string(mk) + "'] is not a string");
-        out.metadata[std::string(mk)] = std::string(mv.as_string());
-      }
-      continue;
-    }
-    const std::string what = file + "tensor '" + name + "': ";
-    if (!v.is_object()) throw Error(what + "its entry must be an object");
-    const json::object& e = v.as_object();
-    const json::value* dt = e.if_contains("dtype");
-    const json::value* sh = e.if_contains("shape");
-    const json::value* off = e.if_contains("data_offsets");
-    if (!dt || !dt->is_string() || !sh || !sh->is_array() || !off || !off->is_array() ||
-        off->as_array().size() != 2)
-      throw Error(what + "needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" "
-                         "([begin, end])");
-    DType dtype;
-    try {
-      dtype = safetensors_dtype(std::string(dt->as_string()));
-    } catch (const Error& err) {
-      throw Error(what + err.what());
-    }
+  out.metadata = header.metadata;
+  for (const SafetensorsEntry& e : header.tensors) {
     Shape shape;
-    int64_t numel = 1;
-    for (const json::value& d : sh->as_array()) {
-      shape.push_back(as_size(d, what + "a dimension"));
-      numel *= int64_t{shape.back()};
-    }
-    const int64_t begin = as_size(off->as_array()[0], what + "data_offsets[0]");
-    const int64_t end = as_size(off->as_array()[1], what + "data_offsets[1]");
-    if (begin > end || end > data_size)
-      throw Error(what + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                  ") are outside the " + std::to_string(data_size) + " data bytes");
-    if (end - begin != numel * dtype.itemsize())
-      throw Error(what + "shape " + shape_str(shape) + " of " + dtype.name() + " needs " +
-                  std::to_string(numel * dtype.itemsize()) + " bytes but data_offsets hold " +
-                  std::to_string(end - begin));
+    for (int64_t d : e.shape) shape.push_back(d);
+    const auto numel = static_cast<int64_t>(e.end - e.begin) / e.dtype.itemsize();
+    const uint8_t* at = data + e.begin;
+    // Kernels load elements aligned to their size: a tensor the header places off that
+    // alignment is copied rather than borrowed.
+    const bool aligned =
+        reinterpret_cast<uintptr_t>(at) % static_cast<uintptr_t>(e.dtype.itemsize()) == 0;
     Tensor t;
-    if (borrow) {
-      auto buf = Buffer::borrow_host(dev, dtype, numel, const_cast<uint8_t*>(data + begin), m);
+    if (host_memory && aligned) {
+      auto buf = Buffer::borrow_host(dev, e.dtype, numel, const_cast<uint8_t*>(at), m);
       UOpPtr u = buf->uop();
-      if (shape != Shape{numel}) u = UOp::make(Ops::RESHAPE, dtype, {u}, shape);
+      if (shape != Shape{numel}) u = UOp::make(Ops::RESHAPE, e.dtype, {u}, shape);
       t = Tensor(u, {buf});
     } else {
-      t = Tensor::from_bytes(data + begin, static_cast<size_t>(end - begin), shape, dtype, dev);
+      t = Tensor::from_bytes(at, static_cast<size_t>(e.end - e.begin), shape, e.dtype, dev);
     }
-    order.emplace_back(begin, out.tensors.size());
-    out.tensors.emplace_back(name, std::move(t));
+    out.tensors.emplace_back(e.name, std::move(t));
   }
-  std::sort(order.begin(), order.end());
-  std::vector<std::pair<std::string, Tensor>> sorted;
-  for (const auto& [b, i] : order) sorted.push_back(std::move(out.tensors[i]));
-  out.tensors = std::move(sorted);
   return out;
 }
 

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <new>
 
+#include "tg/checked.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
@@ -58,6 +60,9 @@ Buffer::Buffer(std::string device, DType dtype, int64_t size)
   if (size_ < 0) throw Error("Buffer: negative size " + std::to_string(size_));
   if (dtype_.is_ptr || dtype_.is_void() || dtype_.count != 1)
     throw Error("Buffer: cannot hold elements of dtype " + dtype_.name());
+  if (!checked_mul(static_cast<uint64_t>(size_), static_cast<uint64_t>(dtype_.itemsize())))
+    throw Error("Buffer: " + std::to_string(size_) + " elements of " + dtype_.name() +
+                " need more than 2^64 bytes");
   uop_ = buffer_node(device_spec_, dtype_, size_);
 }
 
@@ -91,7 +96,16 @@ Device& Buffer::device() {
 }
 
 DevicePtr Buffer::ptr() {
-  if (ptr_ == 0 && size_ > 0) ptr_ = cached_allocator(device()).alloc(nbytes());
+  if (ptr_ == 0 && size_ > 0) {
+    try {
+      ptr_ = cached_allocator(device()).alloc(nbytes());
+    } catch (const std::bad_alloc&) {
+      // An allocator that reports failure the C++ way: say what was being allocated.
+      throw Error("out of memory allocating " + std::to_string(nbytes()) +
+                  " bytes for a buffer of " + std::to_string(size_) + " " + dtype_.name() + " on " +
+                  device_spec_);
+    }
+  }
   return ptr_;
 }
 

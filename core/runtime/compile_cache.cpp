@@ -45,7 +45,13 @@ bool read_entry(const fs::path& path, const std::string& key, std::vector<uint8_
   if (!read_u64(in, key_len) || key_len != key.size()) return false;
   std::string stored(key_len, '\0');
   if (!in.read(stored.data(), static_cast<std::streamsize>(key_len)) || stored != key) return false;
-  if (!read_u64(in, bin_len) || !read_u64(in, sum) || bin_len > (uint64_t(1) << 32)) return false;
+  if (!read_u64(in, bin_len) || !read_u64(in, sum)) return false;
+  // The binary must be exactly the rest of the file: a corrupt length allocates nothing.
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec || size < static_cast<uint64_t>(in.tellg()) ||
+      bin_len != size - static_cast<uint64_t>(in.tellg()))
+    return false;
   std::vector<uint8_t> bin(bin_len);
   if (!in.read(reinterpret_cast<char*>(bin.data()), static_cast<std::streamsize>(bin_len)))
     return false;

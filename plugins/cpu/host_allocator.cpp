@@ -1,5 +1,6 @@
 #include "host_allocator.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -8,6 +9,8 @@
 namespace tg::cpu {
 
 DevicePtr HostAllocator::alloc(size_t bytes) {
+  if (bytes > SIZE_MAX - kHostAlignment) // rounding up below would wrap to a tiny block
+    throw Error("CPU allocator: " + std::to_string(bytes) + " bytes cannot be allocated");
   // aligned_alloc wants a multiple of the alignment; a zero-byte buffer still gets an address.
   const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
   void* p = std::aligned_alloc(kHostAlignment, rounded == 0 ? kHostAlignment : rounded);

@@ -132,4 +132,84 @@ TEST_SUITE("data.idx") {
     CHECK(error_reading(write_file("gz", gz)).find("gzip") != std::string::npos);
     CHECK(error_reading("/nonexistent/file.idx").find("cannot open") != std::string::npos);
   }
+
+  // The header's counts are multiplied from 32-bit dimensions: a product that wraps must be
+  // refused before it sizes a copy, raw or gzipped.
+  TEST_CASE("hostile headers: counts that overflow are refused, raw and gzipped") {
+    // 2^31 * 2^31 int32 elements: 2^62 elements, 2^64 bytes, which wraps to 0 in 64 bits.
+    const std::vector<uint8_t> wrap_bytes{0, 0, 0x0C, 2, 0x80, 0, 0, 0, 0x80, 0, 0, 0};
+    // 2^96 elements: the element count itself wraps.
+    const std::vector<uint8_t> wrap_count{0,    0,    0x08, 3,    0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    for (bool gz : {false, true}) {
+      CAPTURE(gz);
+      const std::string e1 = error_reading(write_file("wrapb", gz ? gzip(wrap_bytes) : wrap_bytes));
+      CHECK(e1.find("tg_test_idx_wrapb") != std::string::npos);
+      CHECK(e1.find("the data size (elements * element size) = 4611686018427387904 * 4: the "
+                    "product does not fit in 64 bits") != std::string::npos);
+      const std::string e2 = error_reading(write_file("wrapc", gz ? gzip(wrap_count) : wrap_count));
+      CHECK(e2.find("the header's dimensions = [4294967295, 4294967295, 4294967295]: the element "
+                    "count does not fit in 64 bits") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("a zero dimension beside huge ones is an empty array, and numel() says 0") {
+    const std::vector<uint8_t> raw{0,    0,    0x08, 4,    0,    0,    0,    0,    0xff, 0xff,
+                                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    for (bool gz : {false, true}) {
+      const IdxArray a = tg::data::read_idx(write_file("zero", gz ? gzip(raw) : raw));
+      CHECK(a.shape == std::vector<int64_t>{0, 4294967295, 4294967295, 4294967295});
+      CHECK(a.numel() == 0);
+      CHECK(a.bytes.empty());
+    }
+    IdxArray big;
+    big.shape = {4294967295, 4294967295, 4294967295};
+    CHECK_THROWS_WITH_AS(big.numel(), doctest::Contains("does not fit in 64 bits"), tg::Error);
+  }
+
+  // A gzip stream is read only as far as its header announces: more data is an error at once
+  // (not gigabytes later), and a header announcing more than the stream holds is a truncation,
+  // not an allocation of what it announces.
+  TEST_CASE("hostile gzip: more than announced, less than announced, trailing garbage") {
+    std::vector<uint8_t> bomb{0, 0, 0x08, 1, 0, 0, 0, 10}; // 10 bytes announced...
+    bomb.resize(bomb.size() + (64u << 20));                // ...64 MiB follow
+    const std::vector<uint8_t> gz_bomb = gzip(bomb);
+    CHECK(gz_bomb.size() < 200000);
+    CHECK(error_reading(write_file("bomb.gz", gz_bomb))
+              .find("tg_test_idx_bomb.gz: the gzip data holds more than the 10 bytes its "
+                    "header announces (10 elements)") != std::string::npos);
+    // 2^40 bytes announced over a stream of 16.
+    std::vector<uint8_t> liar{0, 0, 0x08, 2, 0, 0x10, 0, 0, 0, 0x10, 0, 0};
+    liar.resize(liar.size() + 16, 7);
+    CHECK(error_reading(write_file("liar.gz", gzip(liar)))
+              .find("truncated: the header announces 1099511627776 elements (1099511627776 "
+                    "bytes) but the gzip data holds 16 bytes after it") != std::string::npos);
+    std::vector<uint8_t> trailing = gzip(small_int16());
+    trailing.push_back(0);
+    trailing.push_back(0);
+    CHECK(error_reading(write_file("trail.gz", trailing))
+              .find("2 bytes after the end of the gzip data") != std::string::npos);
+    std::vector<uint8_t> corrupt = gzip(small_int16());
+    corrupt[corrupt.size() / 2] ^= 0x55;
+    CHECK(error_reading(write_file("corrupt.gz", corrupt)).find("gzip data") != std::string::npos);
+  }
+
+  TEST_CASE("concatenated gzip members read as one file, as gunzip reads them") {
+    const std::vector<uint8_t> raw = small_int16();
+    std::vector<uint8_t> two = gzip({raw.begin(), raw.begin() + 9});
+    const std::vector<uint8_t> rest = gzip({raw.begin() + 9, raw.end()});
+    two.insert(two.end(), rest.begin(), rest.end());
+    const IdxArray a = tg::data::read_idx(write_file("two.gz", two));
+    CHECK(a.shape == std::vector<int64_t>{2, 3});
+    std::vector<int16_t> v(6);
+    std::memcpy(v.data(), a.bytes.data(), 12);
+    CHECK(v == std::vector<int16_t>{1, -2, 300, 4, -5, 6});
+  }
+
+  TEST_CASE("parse_idx parses bytes in memory and names their origin") {
+    const std::vector<uint8_t> raw = small_int16();
+    CHECK(tg::data::parse_idx(raw, "mem").shape == std::vector<int64_t>{2, 3});
+    CHECK_THROWS_WITH_AS(tg::data::parse_idx(std::span(raw).first(10), "memory bytes"),
+                         doctest::Contains("memory bytes: truncated"), tg::Error);
+  }
 }

@@ -140,9 +140,114 @@ TEST_SUITE("data.safetensors") {
     CHECK(load_error(raw_file("oob", ok, 8)).find("outside the 8 data bytes") != std::string::npos);
     CHECK(load_error(
               raw_file("size", R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", 16))
-              .find("needs 12 bytes but data_offsets hold 16") != std::string::npos);
+              .find("holds 16 bytes but the shape [3] of float32 needs 12") != std::string::npos);
     CHECK(load_error(raw_file("fields", R"({"a":{"dtype":"F32"}})", 0)).find("needs \"dtype\"") !=
           std::string::npos);
     CHECK(load_error(temp("does-not-exist")).find("cannot open") != std::string::npos);
+  }
+
+  // Offsets and dimensions are JSON integers that the file controls: values of 2^63 and more
+  // must not turn negative, products must not wrap, and tensors must not alias each other.
+  TEST_CASE("hostile headers: offsets, dimensions and counts beyond 64 bits are refused") {
+    auto header = [](const std::string& shape, const std::string& offsets) {
+      return R"({"w":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}}";
+    };
+    // Offsets of 2^64 - 64: as int64 they are -64, which pointed back into the header.
+    const std::string into_header = load_error(
+        raw_file("into_header", header("[4]", "[18446744073709551552,18446744073709551568]"), 16));
+    CHECK(into_header.find("tg_test_st_into_header") != std::string::npos);
+    CHECK(into_header.find("tensor 'w': data_offsets = [18446744073709551552, "
+                           "18446744073709551568): outside the 16 data bytes") !=
+          std::string::npos);
+    const std::string far =
+        load_error(raw_file("far", header("[4]", "[4611686018427387904,4611686018427387920]"), 16));
+    CHECK(far.find("outside the 16 data bytes") != std::string::npos);
+    // 2^32 x 2^32 elements over 0 bytes: the element count wraps to 0 in 64 bits.
+    const std::string wrap =
+        load_error(raw_file("wrap", header("[4294967296,4294967296]", "[0,0]"), 0));
+    CHECK(wrap.find("tensor 'w': shape = [4294967296, 4294967296]: the element count does not "
+                    "fit in 64 bits") != std::string::npos);
+    // 2^62 float32 elements: 2^64 bytes, which wraps to 0.
+    const std::string bytes =
+        load_error(raw_file("bytes", header("[4611686018427387904]", "[0,0]"), 0));
+    CHECK(bytes.find("the byte size (elements * element size) = 4611686018427387904 * 4: the "
+                     "product does not fit in 64 bits") != std::string::npos);
+    // A dimension of 2^63 is not an int64 (it named no file before, failing in a reshape).
+    const std::string dim =
+        load_error(raw_file("dim", header("[9223372036854775808,0]", "[0,0]"), 0));
+    CHECK(dim.find("tg_test_st_dim") != std::string::npos);
+    CHECK(dim.find("tensor 'w': shape[0] = 9223372036854775808: out of range") !=
+          std::string::npos);
+    CHECK(load_error(raw_file("neg", header("[-1]", "[0,0]"), 0))
+              .find("shape[0] = -1: must be a non-negative integer") != std::string::npos);
+    CHECK(load_error(raw_file("frac", header("[2.5]", "[0,10]"), 10))
+              .find("shape[0] = 2.5E0: must be a non-negative integer") != std::string::npos);
+    CHECK(load_error(raw_file("neg_off", header("[1]", "[-4,0]"), 4))
+              .find("data_offsets[0] = -4: must be a non-negative integer") != std::string::npos);
+  }
+
+  TEST_CASE("tensors whose bytes overlap are refused; empty ones may sit anywhere") {
+    const std::string overlap =
+        load_error(raw_file("overlap",
+                            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                            12));
+    CHECK(overlap.find("tensor 'b': its bytes [4, 12) overlap those of tensor 'a' [0, 8)") !=
+          std::string::npos);
+    CHECK(load_error(raw_file("empty_inside",
+                              R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                              R"("e":{"dtype":"F32","shape":[0,3],"data_offsets":[4,4]}})",
+                              8)) == "(no error)");
+  }
+
+  TEST_CASE("a header beyond the format's 100 MB limit is refused before it is parsed") {
+    const fs::path p = temp("huge_header");
+    {
+      std::ofstream out(p, std::ios::binary);
+      const uint64_t n = kSafetensorsMaxHeader + 1;
+      out.write(reinterpret_cast<const char*>(&n), 8);
+      out.seekp(static_cast<std::streamoff>(8 + n));
+      out.put(0);
+    }
+    CHECK(load_error(p).find("exceeds the format's limit of 100000000 bytes") != std::string::npos);
+    fs::remove(p);
+  }
+
+  TEST_CASE("a tensor the header places off its alignment is copied, not borrowed misaligned") {
+    // A 9-byte header puts the data at offset 17: a float32 there is not 4-byte aligned.
+    const std::string h = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                          R"("w":{"dtype":"F32","shape":[2],"data_offsets":[1,9]}})";
+    const fs::path p = temp("misaligned");
+    {
+      std::ofstream out(p, std::ios::binary);
+      const uint64_t n = h.size();
+      out.write(reinterpret_cast<const char*>(&n), 8);
+      out.write(h.data(), static_cast<std::streamsize>(h.size()));
+      const float w[2] = {1.5f, -2.25f};
+      out.put(7);
+      out.write(reinterpret_cast<const char*>(w), 8);
+    }
+    const SafetensorsFile f = safe_load(p);
+    CHECK(f.at("w").to_vector<float>() == std::vector<float>{1.5f, -2.25f});
+    CHECK(f.at("a").to_vector<uint8_t>() == std::vector<uint8_t>{7});
+  }
+
+  TEST_CASE("parse_safetensors_header parses bytes in memory: the tensor table in data order") {
+    const std::string h = R"({"b":{"dtype":"I16","shape":[2],"data_offsets":[4,8]},)"
+                          R"("a":{"dtype":"U8","shape":[2,2],"data_offsets":[0,4]},)"
+                          R"("__metadata__":{"k":"v"}})";
+    std::vector<uint8_t> file(8);
+    file[0] = static_cast<uint8_t>(h.size());
+    file.insert(file.end(), h.begin(), h.end());
+    file.resize(file.size() + 8);
+    const SafetensorsHeader t = parse_safetensors_header(file, "mem");
+    CHECK(t.data_offset == 8 + h.size());
+    CHECK(t.data_size == 8);
+    REQUIRE(t.tensors.size() == 2);
+    CHECK(t.tensors[0].name == "a");
+    CHECK(t.tensors[0].shape == std::vector<int64_t>{2, 2});
+    CHECK(t.tensors[1].name == "b");
+    CHECK(t.tensors[1].dtype == dtypes::int16);
+    CHECK(t.metadata.at("k") == "v");
   }
 }

@@ -152,6 +152,50 @@ TEST_SUITE("plugins.loader") {
     for (const PluginInfo& p : found) CHECK(p.state == PluginState::refused);
   }
 
+  TEST_CASE("manifest integers out of range are refused with their value, never narrowed") {
+    TempDir tmp;
+    const std::string head =
+        R"({"name": "n", "version": "1", "library": "libtg-n.so", "devices": ["N"], )";
+    // 2^32 + 1 would read as ABI 1 if narrowed to int; 2^31 as INT_MIN.
+    std::ofstream(tmp.path() / "libtg-a.json")
+        << head + R"("abi_major": 4294967297, "abi_minor": 0})";
+    std::ofstream(tmp.path() / "libtg-b.json")
+        << head + R"("abi_major": 1, "abi_minor": 0, "priority": 2147483648})";
+    std::ofstream(tmp.path() / "libtg-c.json") << head + R"("abi_major": 1, "abi_minor": -1})";
+    std::ofstream(tmp.path() / "libtg-d.json")
+        << head + R"("abi_major": 18446744073709551617, "abi_minor": 0})";
+    std::ofstream(tmp.path() / "libtg-e.json") << head + R"("abi_major": 1.5, "abi_minor": 0})";
+    DeviceRegistry reg(false);
+    reg.add_search_path(tmp.path());
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 5);
+    auto path = [&](const char* f) { return (tmp.path() / f).string(); };
+    CHECK(found[0].reason == path("libtg-a.json") +
+                                 ": manifest field \"abi_major\" = 4294967297: must be an integer "
+                                 "in [0, 2147483647]");
+    CHECK(found[1].reason == path("libtg-b.json") +
+                                 ": manifest field \"priority\" = 2147483648: must be an integer "
+                                 "in [-2147483647, 2147483647]");
+    CHECK(found[2].reason == path("libtg-c.json") +
+                                 ": manifest field \"abi_minor\" = -1: must be an integer in [0, "
+                                 "2147483647]");
+    CHECK(found[3].reason.find("\"abi_major\" = 1.8446744073709552E19") != std::string::npos);
+    CHECK(found[4].reason.find("\"abi_major\" = 1.5E0: must be an integer") != std::string::npos);
+    for (const PluginInfo& p : found) CHECK(p.state == PluginState::refused);
+  }
+
+  TEST_CASE("a file far larger than a manifest is not read") {
+    TempDir tmp;
+    std::ofstream(tmp.path() / "libtg-big.json") << std::string(2 << 20, ' ');
+    DeviceRegistry reg(false);
+    reg.add_search_path(tmp.path());
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].reason == (tmp.path() / "libtg-big.json").string() +
+                                 ": a manifest of 2097152 bytes is larger than the 1 MiB a "
+                                 "manifest may be; it is not a plugin manifest");
+  }
+
   TEST_CASE("TG_PLUGIN_PATH finds plugins, folders or files") {
     tg::Context env{
         {"TG_PLUGIN_PATH", case_dir("good").string() + ":" +

@@ -86,4 +86,18 @@ TEST_SUITE("tensor.errors") {
     CHECK(error_of([&] { (void)a.bitcast(dtypes::float64); }).find("sizes must match") !=
           std::string::npos);
   }
+
+  // Sizes that come from files (a header's shape) reach buffers: one whose bytes overflow, or one
+  // larger than memory, must be a tg::Error saying what was allocated, not a crash.
+  TEST_CASE("a buffer beyond 2^64 bytes or beyond memory is a tg::Error naming its size") {
+    const std::string wraps = error_of([] { (void)Tensor::empty({int64_t{1} << 62}).realize(); });
+    CHECK(wraps.find("4611686018427387904 elements of float32 need more than 2^64 bytes") !=
+          std::string::npos);
+#if !defined(__SANITIZE_ADDRESS__)
+    // 2^46 bytes (64 TiB): the allocation fails (ASan refuses such sizes by aborting instead).
+    const std::string oom =
+        error_of([] { (void)Tensor::zeros({int64_t{1} << 44}).contiguous().realize(); });
+    CHECK(oom.find("out of host memory allocating 70368744177664 bytes") != std::string::npos);
+#endif
+  }
 }

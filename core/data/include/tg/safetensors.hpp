@@ -6,13 +6,15 @@
 // Loading maps the file into memory: on CPU the tensors read it in place (zero copy, the
 // mapping lives as long as any tensor over it); elsewhere the bytes are copied once. Every
 // dtype of the format is supported: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I64 I32 I16 I8 U64 U32
-// U16 U8 BOOL. A malformed file raises tg::Error naming the file, the tensor and the fault.
+// U16 U8 BOOL. A malformed file raises tg::Error naming the file, the tensor and the fault
+// (the checks are listed at parse_safetensors_header).
 #include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tg/safetensors_header.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg {
@@ -29,9 +31,5 @@ SafetensorsFile safe_load(const std::filesystem::path& path, const std::string& 
 // Writes `tensors` (realized and copied to the host) in name order, with `metadata`.
 void safe_save(const std::map<std::string, Tensor>& tensors, const std::filesystem::path& path,
                const std::map<std::string, std::string>& metadata = {});
-
-// The safetensors name of a dtype ("F32", "BF16", ...) and back (tg::Error when unknown).
-std::string safetensors_dtype_name(DType d);
-DType safetensors_dtype(const std::string& name);
 
 } // namespace tg

@@ -1,0 +1,26 @@
+// Where the project's data folder is; see tg/data.hpp.
+#include "tg/data.hpp"
+#include "tg/error.hpp"
+#include "tg/knobs.hpp"
+
+namespace tg::data {
+
+namespace fs = std::filesystem;
+
+std::optional<fs::path> data_dir(const fs::path& repo_root) {
+  if (const std::string env = knobs::TG_DATA_DIR.get(); !env.empty()) {
+    if (fs::is_directory(env)) return fs::path(env);
+    throw Error("TG_DATA_DIR=" + env + " is not a directory");
+  }
+  if (!repo_root.empty()) {
+    const fs::path shared = repo_root / ".." / "shared" / "data";
+    if (fs::is_directory(shared)) return fs::weakly_canonical(shared);
+  }
+  if (const std::string home = knobs::HOME.get(); !home.empty()) {
+    const fs::path cache = fs::path(home) / ".cache" / "tg";
+    if (fs::is_directory(cache)) return cache;
+  }
+  return std::nullopt;
+}
+
+} // namespace tg::data

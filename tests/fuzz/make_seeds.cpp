@@ -1,0 +1,143 @@
+// Writes the seed corpora of the fuzz targets: small synthetic files of each format, valid and
+// slightly broken, made here (never the data of ../shared). Run by the build:
+//   make_seeds OUT_DIR   ->  OUT_DIR/{safetensors,idx,idx_gzip,manifest}/NAME
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+namespace {
+
+void write(const fs::path& dir, const std::string& name, const Bytes& b) {
+  fs::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// A safetensors file: the 8-byte little-endian header length, the header, `data` bytes.
+Bytes safetensors(const std::string& header, size_t data, uint8_t fill = 0x3f) {
+  Bytes b(8);
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) b[static_cast<size_t>(i)] = static_cast<uint8_t>(n >> (8 * i));
+  b.insert(b.end(), header.begin(), header.end());
+  b.insert(b.end(), data, fill);
+  return b;
+}
+
+// An IDX file: 0 0 type rank, big-endian dims, then the elements' bytes.
+Bytes idx(uint8_t type, const std::vector<uint32_t>& dims, size_t data) {
+  Bytes b{0, 0, type, static_cast<uint8_t>(dims.size())};
+  for (uint32_t d : dims)
+    for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<uint8_t>(d >> s));
+  for (size_t i = 0; i < data; ++i) b.push_back(static_cast<uint8_t>(i * 37 + 1));
+  return b;
+}
+
+Bytes gzip(const Bytes& raw) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  Bytes out(deflateBound(&zs, raw.size()) + 64);
+  zs.next_in = const_cast<uint8_t*>(raw.data());
+  zs.avail_in = static_cast<uInt>(raw.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds OUT_DIR\n");
+    return 2;
+  }
+  const fs::path out = argv[1];
+
+  const fs::path st = out / "safetensors";
+  write(st, "one_f32",
+        safetensors(R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", 24));
+  write(st, "two_and_metadata",
+        safetensors(
+            R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[4],)"
+            R"("data_offsets":[0,8]},"b":{"dtype":"I64","shape":[1,1],"data_offsets":[8,16]}})",
+            16));
+  write(st, "empty_tensor",
+        safetensors(R"({"e":{"dtype":"U8","shape":[0,5],"data_offsets":[0,0]},)"
+                    R"("s":{"dtype":"BOOL","shape":[],"data_offsets":[0,1]}})",
+                    1));
+  write(st, "every_dtype",
+        safetensors(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},)"
+                    R"("b":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]},)"
+                    R"("c":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[10,12]},)"
+                    R"("d":{"dtype":"F8_E5M2","shape":[1],"data_offsets":[12,13]},)"
+                    R"("e":{"dtype":"I8","shape":[1],"data_offsets":[13,14]},)"
+                    R"("f":{"dtype":"I16","shape":[1],"data_offsets":[14,16]},)"
+                    R"("g":{"dtype":"I32","shape":[1],"data_offsets":[16,20]},)"
+                    R"("h":{"dtype":"U16","shape":[2],"data_offsets":[20,24]},)"
+                    R"("i":{"dtype":"U32","shape":[1],"data_offsets":[24,28]},)"
+                    R"("j":{"dtype":"U64","shape":[1],"data_offsets":[28,36]}})",
+                    36));
+  write(st, "offset_past_2_63",
+        safetensors(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[18446744073709551612,0]}})",
+                    4));
+  // Shapes whose element or byte count is a multiple of 2^64 (0 if wrapped) over no bytes: a
+  // fuzzer rarely builds such products blind, so the corpus holds them.
+  write(st, "count_wraps",
+        safetensors(R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
+                    0));
+  write(st, "bytes_wrap",
+        safetensors(R"({"w":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}})",
+                    0));
+  write(st, "padded_header",
+        safetensors(R"({"w":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}     )", 3));
+
+  const fs::path ix = out / "idx";
+  write(ix, "u8_rank3", idx(0x08, {2, 2, 2}, 8));
+  write(ix, "i8_rank1", idx(0x09, {5}, 5));
+  write(ix, "i16", idx(0x0B, {2, 3}, 12));
+  write(ix, "i32", idx(0x0C, {3}, 12));
+  write(ix, "f32", idx(0x0D, {1, 2}, 8));
+  write(ix, "f64", idx(0x0E, {2}, 16));
+  write(ix, "scalar", idx(0x08, {}, 1));
+  write(ix, "zero_dim", idx(0x0C, {0, 70000, 70000}, 0));
+  write(ix, "u8_gz", gzip(idx(0x08, {4, 3}, 12)));
+  write(ix, "f32_gz", gzip(idx(0x0D, {2, 2}, 16)));
+
+  // The gzip harness compresses its input after two mode bytes (mode, split point).
+  const fs::path gz = out / "idx_gzip";
+  const std::vector<std::pair<std::string, Bytes>> bodies{
+      {"u8", idx(0x08, {3, 4}, 12)},   {"i16", idx(0x0B, {2, 2}, 8)},
+      {"f64", idx(0x0E, {1}, 8)},      {"images", idx(0x08, {2, 28, 28}, 2 * 28 * 28)},
+      {"labels", idx(0x08, {10}, 10)}, {"more_than_announced", idx(0x08, {2}, 4000)}};
+  for (uint8_t mode = 0; mode < 3; ++mode)
+    for (const auto& [name, body] : bodies) {
+      Bytes b{mode, 128};
+      b.insert(b.end(), body.begin(), body.end());
+      write(gz, name + "_mode" + std::to_string(mode), b);
+    }
+
+  const fs::path mf = out / "manifest";
+  write(mf, "full",
+        text(R"({"name":"cpu","version":"0.1.0","abi_major":1,"abi_minor":0,)"
+             R"("library":"libtg-cpu.so","devices":["CPU"],"renderers":["LLVM","C"],)"
+             R"("requires":["libLLVM-19.so.1"],"os":"linux","arch":"x86_64","priority":10})"));
+  write(mf, "minimal",
+        text(R"({"name":"n","version":"1","abi_major":1,"abi_minor":0,)"
+             R"("library":"libtg-n.so","devices":["NULL"]})"));
+  write(mf, "negative_priority",
+        text(R"({"name":"x","version":"2","abi_major":1,"abi_minor":3,)"
+             R"("library":"libx.so","devices":["X","Y"],"priority":-5})"));
+  return 0;
+}

@@ -1,0 +1,35 @@
+# Runs one libFuzzer target for a bounded time and fails on any finding.
+#   cmake -DFUZZER=exe -DSEEDS=dir -DWORK=dir [-DDICT=file] -DSECONDS=n -P run_fuzz.cmake
+# $FUZZ_SECONDS overrides SECONDS (make fuzz FUZZ_SECONDS=3600). New inputs go to WORK/corpus,
+# a crashing input to WORK/artifacts; the last line says executions, executions/s, findings.
+if(DEFINED ENV{FUZZ_SECONDS} AND NOT "$ENV{FUZZ_SECONDS}" STREQUAL "")
+  set(SECONDS $ENV{FUZZ_SECONDS})
+endif()
+if(NOT IS_DIRECTORY "${SEEDS}")
+  message(FATAL_ERROR "no seed corpus at ${SEEDS}: build the fuzz targets first")
+endif()
+file(MAKE_DIRECTORY ${WORK}/corpus ${WORK}/artifacts)
+set(args -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
+         -print_final_stats=1 -artifact_prefix=${WORK}/artifacts/)
+if(DICT)
+  list(APPEND args -dict=${DICT})
+endif()
+get_filename_component(name ${FUZZER} NAME)
+execute_process(COMMAND ${FUZZER} ${args} ${WORK}/corpus ${SEEDS}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+string(REGEX MATCH "stat::number_of_executed_units: *([0-9]+)" _ "${out}")
+set(runs "${CMAKE_MATCH_1}")
+string(REGEX MATCH "stat::average_exec_per_sec: *([0-9]+)" _ "${out}")
+set(rate "${CMAKE_MATCH_1}")
+if(NOT rc EQUAL 0)
+  file(GLOB found ${WORK}/artifacts/*)
+  string(LENGTH "${out}" len)
+  math(EXPR from "${len} - 6000")
+  if(from LESS 0)
+    set(from 0)
+  endif()
+  string(SUBSTRING "${out}" ${from} -1 tail)
+  message("${tail}")
+  message(FATAL_ERROR "${name}: FINDING (exit ${rc}) after ${runs} executions; input kept at: ${found}")
+endif()
+message("${name}: ${runs} executions in ${SECONDS} s (${rate}/s), 0 findings")
