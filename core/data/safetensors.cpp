@@ -10,9 +10,9 @@
 #include <cstring>
 #include <fstream>
 
-#include "tg/ir/shape.hpp"
 #include "tg/buffer.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 
 namespace tg {
 
