@@ -1,6 +1,8 @@
 #pragma once
-// Codegen, the kernel optimizer and vector expansion (tinygrad's postrange opts, expander and
-// devectorizer). lower_kernel() runs them between simplify_kernel and lower_reduces:
+// Codegen, the kernel optimizer (core/codegen/opt/: apply_opt.cpp applies Opts, heuristic.cpp
+// chooses them, tensor_cores.cpp matches tensor cores; tinygrad's codegen/opt) and vector
+// expansion (tinygrad's expander and devectorizer). lower_kernel() runs them between
+// simplify_kernel and lower_reduces:
 //
 //   optimize_kernel   explicit Opts, or hand_coded_optimizations (NOOPT=1: none)
 //   expand_kernel     Upcast/Unroll RANGEs become vector lanes
@@ -47,6 +49,11 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt);
 // by 4 when nothing is upcast yet and it is contiguous in the output. Symbolic or indivisible
 // axes are skipped. `caps` is not consulted yet (no LOCAL/GROUP/TC on the CPU).
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
+
+// The tensor cores of `caps` that multiply dtype_in and accumulate in dtype_out, in the
+// renderer's order (what the TC Opt will choose from). Raises tg::Error when one of the
+// renderer's tensor cores is inconsistent (TensorCore::check says how).
+std::vector<TensorCore> tensor_cores_for(const RendererCaps& caps, DType dtype_in, DType dtype_out);
 
 // Pass: applies `opts` in order (each through apply_opt).
 UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts);
