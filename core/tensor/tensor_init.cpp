@@ -1,4 +1,4 @@
-// Creation ops (issue #5 part B): linspace and the random initializers, all drawn from the
+// Creation ops: linspace and the random initializers, all drawn from the
 // threefry generator behind Tensor::rand/randn, so manual_seed reproduces them.
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-// nn functional ops that are not convolutions or losses (issue #5 part D): log_softmax,
+// nn functional ops that are not convolutions or losses: log_softmax,
 // logsumexp, einsum, linear, the normalizations, dropout and scaled dot-product attention, all
 // composed of elementwise, movement and reduce ops as tinygrad's Tensor builds them.
 #include <algorithm>

@@ -94,9 +94,15 @@ public:
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape,
                             const std::string& device = "", std::optional<DType> dtype = {});
-  template <class T>
-  static Tensor from_vector(const std::vector<T>& data, const std::string& device = "") {
-    return from_vector(data, Shape{static_cast<int64_t>(data.size())}, device);
+  // 1-D, on `device`. A template on the device's type so that a braced shape,
+  // from_vector(v, {n}), always means the overload above (a braced list deduces no type).
+  template <class T> static Tensor from_vector(const std::vector<T>& data) {
+    return from_vector(data, Shape{static_cast<int64_t>(data.size())}, std::string());
+  }
+  template <class T, class Device>
+  requires std::is_convertible_v<const Device&, std::string>
+  static Tensor from_vector(const std::vector<T>& data, const Device& device) {
+    return from_vector(data, Shape{static_cast<int64_t>(data.size())}, std::string(device));
   }
   // Zero-copy where the device can read host memory (CPU): the tensor reads `data` in place,
   // which must outlive it and every tensor computed from it. Elsewhere the data is copied.
@@ -227,7 +233,7 @@ public:
   Tensor argmin(std::optional<int64_t> axis = {}, bool keepdim = false) const;
   Tensor softmax(int64_t axis = -1) const;
 
-  // ---- math ops, reductions with indices, scans, sorting, init (issue #5 part B: mathops) --
+  // ---- math ops, reductions with indices, scans, sorting, init -----------------------------
   // PyTorch's names, arguments and defaults. Ops that only make sense on floats compute
   // integer and bool inputs in float32 (as exp() does). Indices are int32 (tinygrad's
   // default int; PyTorch's int64). Files: core/tensor/tensor_{activations,scan,sort,init}.cpp.
@@ -349,7 +355,7 @@ public:
   Tensor& assign(Scalar value);
   Tensor detach() const;
 
-  // ---- indexing and movement (issue #5 part C: getitem, setitem, gather/scatter, pad modes)
+  // ---- indexing and movement: getitem, setitem, gather/scatter, pad modes -----------------
   // t[i], t[{i, j, ...}]: numpy/PyTorch indexing with ints, Slices, None (newaxis), Ellipsis,
   // integer index tensors (gathered, broadcast together; separated ones move to the front) and
   // boolean masks (realized on the host to find their true elements: a sync point).
@@ -413,7 +419,7 @@ public:
   // indexing "ij" (matrix) or "xy" (Cartesian: the first two outputs' axes swapped).
   static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
                                       const std::string& indexing = "ij");
-  // ---- nn functional (issue #5 part D: tensor_nn.cpp, tensor_conv.cpp, tensor_loss.cpp) ------
+  // ---- nn functional (tensor_nn.cpp, tensor_conv.cpp, tensor_loss.cpp) ----------------------
   // PyTorch's torch.nn.functional as Tensor methods (tinygrad's style), built from the ops above
   // so they fuse and autograd covers them. An optional Tensor argument left out is PyTorch's None.
 
@@ -600,7 +606,7 @@ inline Tensor operator|(const Tensor& a, const Tensor& b) { return a.bitwise_or(
 inline Tensor operator^(const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); }
 inline Tensor operator%(const Tensor& a, const Tensor& b) { return a.mod(b); }
 
-// ---- indexing (issue #5 part C) ------------------------------------------------------------
+// ---- indexing ---------------------------------------------------------------------------------
 // None / newaxis inserts an axis of size 1; Ellipsis stands for as many full slices as needed.
 struct NewAxis {};
 struct EllipsisIndex {};

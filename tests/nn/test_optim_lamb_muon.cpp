@@ -143,7 +143,7 @@ Vec ref_muon(const Problem& pb, double lr, double mom, double wd, bool nesterov,
 
 } // namespace
 
-TEST_SUITE("nn.optim2") {
+TEST_SUITE("nn.lamb_muon") {
   TEST_CASE("LAMB: trust ratio, weight decay, adam flag, a zero parameter") {
     struct Case {
       double lr, b1, b2, eps, wd;

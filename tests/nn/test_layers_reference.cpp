@@ -58,7 +58,7 @@ void check_uniform_init(const Tensor& t, double bound) {
 
 } // namespace
 
-TEST_SUITE("nn.layers2") {
+TEST_SUITE("nn.layers_reference") {
   TEST_CASE("Conv1d: strided, padded, dilated, grouped, against a loop") {
     Tensor::manual_seed(11);
     const int64_t n = 2, cin = 4, cout = 6, k = 3, len = 9, s = 2, p = 1, d = 2, g = 2;
