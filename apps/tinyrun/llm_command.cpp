@@ -12,6 +12,7 @@
 
 #include "llm/chat_template.hpp"
 #include "llm/cli_options.hpp"
+#include "llm/config.hpp"
 #include "llm/model_files.hpp"
 #include "llm/sampler.hpp"
 #include "llm/session.hpp"
@@ -326,14 +327,19 @@ int random_model(const std::vector<std::string>& args) {
       {{"--ctx"}, true, "context length (default 2048)"},
       {{"--type"}, true, "weight type: F32 (default), F16, Q8_0, Q4_0, ..."},
       {{"--seed"}, true, "weights' seed (default 0)"},
+      {{"--rope-scaling"}, true, "llama3: llama-3.1's frequency scaling (rope_freqs.weight)"},
+      {{"--rope-freq-base"}, true, "RoPE theta (default 10000)"},
+      {{"--random-norms"}, false, "norm weights around 1 instead of ones (for tests)"},
   };
   const ParsedOptions o("random", args, specs);
   if (o.positional().size() != 1)
     throw Error("usage: tinyrun llm random [options] OUT.gguf\n" + options_help(specs));
   RandomModelSpec s;
   s.arch = o.str("--arch", s.arch);
-  if (s.arch != "llama" && s.arch != "mistral")
-    throw Error("random: --arch " + s.arch + " is not written yet (llama, mistral)");
+  bool known = false;
+  for (const std::string& a : supported_architectures()) known |= a == s.arch;
+  if (!known)
+    throw Error("random: --arch " + s.arch + " is not supported (llama, mistral, qwen2, qwen3)");
   s.dim = o.integer("--dim", s.dim);
   s.layers = o.integer("--layers", s.layers);
   s.heads = o.integer("--heads", s.heads);
@@ -342,6 +348,12 @@ int random_model(const std::vector<std::string>& args) {
   s.vocab = o.integer("--vocab", s.vocab);
   s.context = o.integer("--ctx", s.context);
   s.seed = static_cast<uint64_t>(o.integer("--seed", 0));
+  s.rope_theta = o.number("--rope-freq-base", s.rope_theta);
+  s.random_norms = o.has("--random-norms");
+  if (o.has("--rope-scaling")) {
+    if (o.str("--rope-scaling") != "llama3") throw Error("random: --rope-scaling takes llama3");
+    s.llama3_rope_scaling = true;
+  }
   const auto type = tg::ggml_type_from_name(o.str("--type", "F32"));
   if (!type) throw Error("random: unknown --type '" + o.str("--type") + "'");
   s.type = *type;

@@ -8,6 +8,7 @@
 #include "tg/error.hpp"
 #include "tg/ggml_quants.hpp"
 #include "tg/gguf.hpp"
+#include "transformer.hpp"
 
 namespace tg::llm {
 
@@ -181,10 +182,14 @@ void add_placeholder_vocab(GgufMetadata& m, int64_t vocab) {
 
 } // namespace
 
-void write_random_model(const RandomModelSpec& s, const fs::path& out, bool progress) {
+void write_random_model(const RandomModelSpec& spec, const fs::path& out, bool progress) {
+  RandomModelSpec s = spec;
+  if (s.tokenizer)
+    if (const GgufValue* t = s.tokenizer->find("tokenizer.ggml.tokens"))
+      s.vocab = static_cast<int64_t>(t->strings.size());
   const int64_t kv_heads = s.kv_heads > 0 ? s.kv_heads : s.heads;
   if (s.dim <= 0 || s.layers <= 0 || s.heads <= 0 || s.dim % s.heads != 0 ||
-      s.heads % kv_heads != 0 || s.ffn <= 0 || s.vocab < 259)
+      s.heads % kv_heads != 0 || s.ffn <= 0 || (s.vocab < 259 && !s.tokenizer))
     throw Error("random: the sizes do not make a model (dim a multiple of heads, heads of "
                 "kv-heads, vocab at least 259 for the byte tokens)");
   const int64_t head_dim = s.dim / s.heads, kv_dim = head_dim * kv_heads;
@@ -203,7 +208,14 @@ void write_random_model(const RandomModelSpec& s, const fs::path& out, bool prog
   m.set(a + "rope.freq_base", GgufValue::of_f32(static_cast<float>(s.rope_theta)));
   m.set(a + "attention.layer_norm_rms_epsilon", GgufValue::of_f32(static_cast<float>(s.norm_eps)));
   m.set(a + "vocab_size", GgufValue::of_u32(static_cast<uint32_t>(s.vocab)));
-  add_placeholder_vocab(m, s.vocab);
+  if (s.arch == "qwen3") {
+    m.set(a + "attention.key_length", GgufValue::of_u32(static_cast<uint32_t>(head_dim)));
+    m.set(a + "attention.value_length", GgufValue::of_u32(static_cast<uint32_t>(head_dim)));
+  }
+  if (s.tokenizer)
+    for (const auto& [k, v] : s.tokenizer->entries()) m.set(k, v);
+  else
+    add_placeholder_vocab(m, s.vocab);
 
   Gaussian g(s.seed);
   std::vector<GgufWriteTensor> tensors;
@@ -217,11 +229,14 @@ void write_random_model(const RandomModelSpec& s, const fs::path& out, bool prog
                        t,
                        ggml_quantize(t, x, cols)});
   };
-  auto norm = [&](const std::string& name, int64_t n) {
-    const std::vector<float> ones(static_cast<size_t>(n), 1.0f);
+  auto vec = [&](const std::string& name, int64_t n, float center, float spread) {
+    std::vector<float> v(static_cast<size_t>(n), center);
+    if (s.random_norms)
+      for (float& x : v) x = center + spread * g.next();
     tensors.push_back(
-        {name, {static_cast<uint64_t>(n)}, GgmlType::F32, ggml_quantize(GgmlType::F32, ones, n)});
+        {name, {static_cast<uint64_t>(n)}, GgmlType::F32, ggml_quantize(GgmlType::F32, v, n)});
   };
+  auto norm = [&](const std::string& name, int64_t n) { vec(name, n, 1.0f, 0.2f); };
   weight("token_embd.weight", s.vocab, s.dim);
   for (int64_t l = 0; l < s.layers; ++l) {
     if (progress)
@@ -232,6 +247,15 @@ void write_random_model(const RandomModelSpec& s, const fs::path& out, bool prog
     weight(p + "attn_q.weight", s.dim, s.dim);
     weight(p + "attn_k.weight", kv_dim, s.dim);
     weight(p + "attn_v.weight", kv_dim, s.dim);
+    if (s.arch == "qwen2") {
+      vec(p + "attn_q.bias", s.dim, 0.0f, 0.5f);
+      vec(p + "attn_k.bias", kv_dim, 0.0f, 0.5f);
+      vec(p + "attn_v.bias", kv_dim, 0.0f, 0.5f);
+    }
+    if (s.arch == "qwen3") {
+      norm(p + "attn_q_norm.weight", head_dim);
+      norm(p + "attn_k_norm.weight", head_dim);
+    }
     weight(p + "attn_output.weight", s.dim, s.dim);
     norm(p + "ffn_norm.weight", s.dim);
     weight(p + "ffn_gate.weight", s.ffn, s.dim);
@@ -240,6 +264,22 @@ void write_random_model(const RandomModelSpec& s, const fs::path& out, bool prog
   }
   norm("output_norm.weight", s.dim);
   if (!s.tied) weight("output.weight", s.vocab, s.dim);
+  if (s.llama3_rope_scaling) {
+    // GGUF keeps llama-3's scaling as the divisor of each frequency (llama.cpp's rope_freqs).
+    ModelConfig c;
+    c.head_dim = head_dim;
+    c.rope_theta = s.rope_theta;
+    const std::vector<double> plain = rope_inv_freqs(c);
+    c.rope_scaling = {true, s.rope_factor, s.rope_low_freq, s.rope_high_freq,
+                      s.rope_original_context};
+    const std::vector<double> scaled = rope_inv_freqs(c);
+    std::vector<float> f(plain.size());
+    for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(plain[i] / scaled[i]);
+    tensors.push_back({"rope_freqs.weight",
+                       {f.size()},
+                       GgmlType::F32,
+                       ggml_quantize(GgmlType::F32, f, static_cast<int64_t>(f.size()))});
+  }
   if (progress) std::fprintf(stderr, "\n");
   gguf_write(out, m, tensors);
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tg/ggml_types.hpp"
+#include "tg/gguf_header.hpp"
 
 namespace tg::llm {
 
@@ -30,6 +31,15 @@ struct RandomModelSpec {
   GgmlType type = GgmlType::F32; // of the 2-D weights
   uint64_t seed = 0;
   bool tied = false;
+  // llama-3.1 rope scaling, written as GGUF's rope_freqs.weight (per-frequency divisors).
+  bool llama3_rope_scaling = false;
+  double rope_factor = 8, rope_low_freq = 1, rope_high_freq = 4;
+  int64_t rope_original_context = 8192;
+  // Norm weights drawn around 1 (instead of ones) and biases, so tests see every tensor.
+  bool random_norms = false;
+  // Tokenizer metadata (tokenizer.ggml.*) to write instead of the placeholder vocabulary; the
+  // vocabulary size is then its token count.
+  const GgufMetadata* tokenizer = nullptr;
 };
 
 void write_random_model(const RandomModelSpec& spec, const std::filesystem::path& out,
