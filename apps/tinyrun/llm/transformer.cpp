@@ -125,9 +125,11 @@ Tensor Transformer::attention(int64_t l, const Tensor& xn, const sint& start_pos
   const ModelConfig& c = config_;
   const std::string p = "blk." + std::to_string(l) + ".";
   auto proj = [&](const char* name, int64_t heads) {
-    Tensor y = xn.linear(model_.at(p + name + ".weight").dense());
+    Tensor y = model_.at(p + name + ".weight").linear(xn);
     if (const Weight* b = model_.find(p + name + ".bias")) y = y + b->dense();
-    return y.reshape({T, heads, c.head_dim});
+    // Stored before RoPE: each rotated element reads two projections, and the rotation of a
+    // fused matmul would compute every dot product twice (four times through the stack).
+    return y.reshape({T, heads, c.head_dim}).contiguous();
   };
   Tensor q = proj("attn_q", c.n_heads), k = proj("attn_k", c.n_kv_heads);
   Tensor v = proj("attn_v", c.n_kv_heads);
@@ -168,7 +170,7 @@ Tensor Transformer::attention(int64_t l, const Tensor& xn, const sint& start_pos
   }
   const Tensor out =
       scores.softmax(-1).matmul(values).permute({1, 0, 2}).reshape({T, c.n_heads * c.head_dim});
-  return out.linear(model_.at(p + "attn_output.weight").dense());
+  return model_.at(p + "attn_output.weight").linear(out);
 }
 
 Tensor Transformer::forward(const Tensor& x, const sint& start_pos, const sint& last) {
@@ -179,11 +181,14 @@ Tensor Transformer::forward(const Tensor& x, const sint& start_pos, const sint& 
   Tensor h = x;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    h = h + attention(l, rms_norm(h, model_.at(p + "attn_norm.weight").dense()), start_pos, T);
-    const Tensor xn = rms_norm(h, model_.at(p + "ffn_norm.weight").dense());
-    const Tensor gate = xn.linear(model_.at(p + "ffn_gate.weight").dense());
-    const Tensor up = xn.linear(model_.at(p + "ffn_up.weight").dense());
-    h = h + (gate.silu() * up).linear(model_.at(p + "ffn_down.weight").dense());
+    // The normalized input and the gated activation are stored: fused into the matmuls that
+    // read them they would be recomputed for every output row (a reduce and an exp per weight).
+    const Tensor an = rms_norm(h, model_.at(p + "attn_norm.weight").dense()).contiguous();
+    h = h + attention(l, an, start_pos, T);
+    const Tensor xn = rms_norm(h, model_.at(p + "ffn_norm.weight").dense()).contiguous();
+    const Tensor gate = model_.at(p + "ffn_gate.weight").linear(xn);
+    const Tensor up = model_.at(p + "ffn_up.weight").linear(xn);
+    h = h + model_.at(p + "ffn_down.weight").linear((gate.silu() * up).contiguous());
     // Stored per layer: the next layer's cache write reads it, and recomputing it there would
     // make a step quadratic in the layers.
     h = h.contiguous().realize();
@@ -191,8 +196,7 @@ Tensor Transformer::forward(const Tensor& x, const sint& start_pos, const sint& 
   const Weight& out_w =
       c.tied_embeddings ? model_.at("token_embd.weight") : model_.at("output.weight");
   const Tensor hl = h.shrink({{last, sint::add(last, sint(1))}, {0, c.dim}});
-  return rms_norm(hl, model_.at("output_norm.weight").dense())
-      .linear(out_w.dense())
+  return out_w.linear(rms_norm(hl, model_.at("output_norm.weight").dense()).contiguous())
       .reshape({c.vocab});
 }
 

@@ -20,6 +20,19 @@ Tensor Weight::dense() const {
   return ggml_dequantize(data, type, shape);
 }
 
+Tensor Weight::linear(const Tensor& x) const {
+  const int64_t be = ggml_type_info(type).block_elems;
+  if (be == 1 || shape.size() != 2) return x.linear(dense());
+  const int64_t out = shape[0], in = shape[1], nb = in / be;
+  Shape xs = x.shape();
+  xs.back() = nb;
+  xs.push_back(be);
+  xs.insert(xs.end() - 2, 1);
+  Shape ws(xs.size() - 3, 1);
+  ws.insert(ws.end(), {out, nb, be});
+  return (x.reshape(xs) * dense().reshape(ws)).sum({-2, -1});
+}
+
 int64_t Weight::nbytes() const { return data.numel() * data.dtype().itemsize(); }
 
 const Weight* Model::find(const std::string& name) const {

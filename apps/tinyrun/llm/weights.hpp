@@ -22,6 +22,10 @@ struct Weight {
   Shape shape;          // row-major; the last axis is the row
   Tensor data;          // F32/F16/BF16: that dtype and shape; quantized: uint8 blocks
   Tensor dense() const; // float32 of `shape`
+  // x @ this^T for a 2-D weight (out, in) and x (..., in). A quantized weight is reduced over
+  // (blocks, elements of a block) rather than one flat axis, so the kernel loops over blocks
+  // and a block's scale is loaded once per block, not per element.
+  Tensor linear(const Tensor& x) const;
   int64_t nbytes() const;
 };
 
