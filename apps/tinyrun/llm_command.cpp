@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "llm/config.hpp"
 #include "llm/model_files.hpp"
 #include "llm/sampler.hpp"
+#include "llm/server.hpp"
 #include "llm/session.hpp"
 #include "llm/tokenizer.hpp"
 #include "llm/transformer.hpp"
@@ -361,6 +363,29 @@ int random_model(const std::vector<std::string>& args) {
   return 0;
 }
 
+int serve_command(const std::vector<std::string>& args) {
+  const std::vector<OptionSpec> specs = concat(
+      {model_options(),
+       {{{"--host"}, true, "address to listen on (default 127.0.0.1)"},
+        {{"--port"}, true, "port (default 8080; 0: any free port)"},
+        {{"--n-predict", "-n"}, true, "max_tokens when a request gives none (default 256)"}}});
+  const ParsedOptions o("serve", args, specs);
+  auto l = load(o, true);
+  ServerOptions so;
+  so.host = o.str("--host", so.host);
+  const int64_t port = o.integer("--port", so.port);
+  if (port < 0 || port > 65535) throw Error("serve: --port must be 0..65535");
+  so.port = static_cast<uint16_t>(port);
+  so.model_name = std::filesystem::path(o.str("--model")).filename().string();
+  so.default_max_tokens = o.integer("--n-predict", so.default_max_tokens);
+  // Compile the decode and prefill steps before the first client waits for them.
+  const std::vector<int32_t> warm(20, l->tokenizer->bos >= 0 ? l->tokenizer->bos : 0);
+  (void)l->session->feed(warm);
+  for (int i = 0; i < 2; ++i) (void)l->session->feed(std::span<const int32_t>(warm.data(), 1));
+  serve(*l->session, *l->tokenizer, l->chat, so);
+  return 0;
+}
+
 void usage() {
   std::printf(
       "usage: tinyrun llm COMMAND [options]\n"
@@ -385,6 +410,7 @@ int llm_command(const std::vector<std::string>& args) {
   if (cmd == "bench") return bench(rest);
   if (cmd == "quantize") return quantize(rest);
   if (cmd == "random") return random_model(rest);
+  if (cmd == "serve") return serve_command(rest);
   if (cmd.empty() || cmd == "help" || cmd == "--help") {
     usage();
     return cmd.empty() ? 2 : 0;

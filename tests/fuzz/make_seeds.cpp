@@ -1,6 +1,6 @@
 // Writes the seed corpora of the fuzz targets: small synthetic files of each format, valid and
 // slightly broken, made here (never the data of ../shared). Run by the build:
-//   make_seeds OUT_DIR   ->  OUT_DIR/{safetensors,idx,idx_gzip,manifest,gguf}/NAME
+//   make_seeds OUT_DIR   ->  OUT_DIR/{safetensors,idx,idx_gzip,manifest,gguf,api_request}/NAME
 #include <zlib.h>
 
 #include <cstdint>
@@ -190,6 +190,26 @@ int main(int argc, char** argv) {
   write(gg, "v2", gguf(0, 2, 2, 16, 2));
   write(gg, "truncated", gguf(0, 4, 2, 20));
   write(gg, "huge_dims", gguf(0, 1ull << 40, 1ull << 40, 0));
+
+  // The request harness: one byte (odd: chat completions), then the JSON body.
+  const fs::path ar = out / "api_request";
+  write(ar, "completion",
+        text(std::string("\x00") +
+             R"({"prompt":"Once upon a time","max_tokens":16,"temperature":0})"));
+  write(ar, "completion_stop",
+        text(std::string("\x00") + R"({"prompt":["x"],"stop":["\n","."],"stream":true,"seed":3})"));
+  write(
+      ar, "chat",
+      text(
+          std::string("\x01") +
+          R"({"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"top_p":0.9,"top_k":40})"));
+  write(
+      ar, "chat_parts",
+      text(
+          std::string("\x01") +
+          R"({"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_completion_tokens":8})"));
+  write(ar, "malformed",
+        text(std::string("\x01") + R"({"messages":[{"role":"user","content":"Hi"})"));
 
   const fs::path mf = out / "manifest";
   write(mf, "full",
