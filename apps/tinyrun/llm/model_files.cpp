@@ -78,8 +78,9 @@ QuantizeReport quantize_model(const fs::path& in, const fs::path& out, GgmlType 
                 " (can: " + ggml_loadable_type_names() + ")");
   const GgufFile h = gguf_load(in);
   GgufMetadata meta = h.metadata;
-  meta.set("general.file_type", GgufValue::of_u32(llama_file_type(type)));
+  // In llama-quantize's order, so a file of the same weights is the same file.
   meta.set("general.quantization_version", GgufValue::of_u32(2));
+  meta.set("general.file_type", GgufValue::of_u32(llama_file_type(type)));
   QuantizeReport r;
   std::vector<GgufWriteTensor> tensors;
   for (const GgufTensor& gt : h.tensors) {
