@@ -61,7 +61,7 @@ for t in F32 Q8_0 Q4_0; do
   f=$model.$t.gguf
   ours=$("$tinyrun" llm bench -m "$f" -p "$pp" -n "$tg" -r "$reps" 2>/dev/null)
   theirs=$("$llama_bench" -m "$f" -p "$pp" -n "$tg" -r "$reps" -t "$(nproc)" -o csv 2>/dev/null)
-  size=$(stat -c %s "$f")
+  size=$(stat -L -c %s "$f")
   for test in "pp$pp" "tg$tg"; do
     o=$(awk -F'|' -v t="$test" '$6 ~ " "t" " { split($7, a, " "); print a[1] }' <<<"$ours")
     n=${test#??}
