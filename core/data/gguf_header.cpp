@@ -287,8 +287,9 @@ GgufHeader parse_gguf(std::span<const uint8_t> file, const std::string& origin) 
     if (key == "general.alignment") {
       if (type != GgufValueType::UINT32)
         c.fail(field, key_at, gguf_value_type_name(type), "must be a UINT32");
-      if (v.u == 0 || (v.u & (v.u - 1)) != 0)
-        c.fail(field, key_at, std::to_string(v.u), "must be a power of two");
+      if (v.u == 0 || (v.u & (v.u - 1)) != 0 || v.u > kGgufMaxAlignment)
+        c.fail(field, key_at, std::to_string(v.u),
+               "must be a power of two up to " + std::to_string(kGgufMaxAlignment));
       h.alignment = static_cast<uint32_t>(v.u);
     }
     h.metadata.set(key, std::move(v));

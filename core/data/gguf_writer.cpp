@@ -22,7 +22,7 @@ public:
     out.insert(out.end(), s.begin(), s.end());
   }
   void pad_to(uint64_t alignment) {
-    while (out.size() % alignment) out.push_back(0);
+    out.resize((out.size() + alignment - 1) / alignment * alignment, 0);
   }
 };
 
@@ -112,15 +112,17 @@ std::vector<uint8_t> gguf_serialize(const GgufMetadata& metadata,
                                     uint32_t alignment) {
   GgufMetadata meta = metadata;
   if (const GgufValue* a = meta.find("general.alignment")) {
-    if (a->type != GgufValueType::UINT32 || a->u == 0 || (a->u & (a->u - 1)))
-      throw Error("gguf_write: general.alignment must be a UINT32 power of two");
+    if (a->type != GgufValueType::UINT32 || a->u == 0 || (a->u & (a->u - 1)) ||
+        a->u > kGgufMaxAlignment)
+      throw Error("gguf_write: general.alignment must be a UINT32 power of two up to " +
+                  std::to_string(kGgufMaxAlignment));
     alignment = static_cast<uint32_t>(a->u);
   } else if (alignment != 32) {
     meta.set("general.alignment", GgufValue::of_u32(alignment));
   }
-  if (alignment == 0 || (alignment & (alignment - 1)))
+  if (alignment == 0 || (alignment & (alignment - 1)) || alignment > kGgufMaxAlignment)
     throw Error("gguf_write: the alignment " + std::to_string(alignment) +
-                " is not a power of two");
+                " is not a power of two up to " + std::to_string(kGgufMaxAlignment));
 
   Writer w;
   w.put<uint32_t>(0x46554747); // "GGUF"

@@ -249,6 +249,12 @@ TEST_SUITE("data.gguf") {
     CHECK(h.tensors[1].offset == 64);
     m.set("general.alignment", GgufValue::of_u32(48));
     CHECK_THROWS_AS((void)gguf_serialize(m, t), Error);
+    // A power of two past the limit: refused when read (a writer would pad by gigabytes).
+    m.set("general.alignment", GgufValue::of_u32(64));
+    std::vector<uint8_t> b = gguf_serialize(m, t);
+    const size_t at = find(b, "general.alignment") + std::strlen("general.alignment") + 4;
+    poke<uint32_t>(b, at, 1u << 31);
+    CHECK(parse_error(b).find("must be a power of two up to 1048576") != std::string::npos);
   }
 
   TEST_CASE("stories260K.gguf: the metadata and tensors of the real model") {

@@ -119,15 +119,18 @@ struct GgufHeader {
 // The most dimensions a tensor may have (GGML_MAX_DIMS) and the deepest array nesting accepted.
 inline constexpr uint32_t kGgufMaxDims = 4;
 inline constexpr int kGgufMaxArrayDepth = 8;
+// The largest general.alignment accepted: files use 32; a hostile one could otherwise ask a
+// writer to pad by gigabytes.
+inline constexpr uint32_t kGgufMaxAlignment = 1u << 20;
 
 // Parses a GGUF file given all its bytes. Raises tg::Error naming `origin`, the field and its
 // byte offset for: a bad magic, an unsupported version (1, or a big-endian file), counts or
 // lengths that run past the end of the file, an unknown value type, arrays nested deeper than
-// kGgufMaxArrayDepth, a general.alignment that is not a power of two, duplicate keys or tensor
-// names, more than kGgufMaxDims dimensions, a dimension >= 2^63, an element count that
-// overflows, an unknown or unsupported tensor type, a row that is not whole blocks, an offset
-// off the alignment, and tensor data past the end of the file. Nothing is allocated that the
-// file's own bytes do not back.
+// kGgufMaxArrayDepth, a general.alignment that is not a power of two up to kGgufMaxAlignment,
+// duplicate keys or tensor names, more than kGgufMaxDims dimensions, a dimension >= 2^63, an
+// element count that overflows, an unknown or unsupported tensor type, a row that is not whole
+// blocks, an offset off the alignment, and tensor data past the end of the file. Nothing is
+// allocated that the file's own bytes do not back.
 GgufHeader parse_gguf(std::span<const uint8_t> file, const std::string& origin);
 
 // One tensor to write: GGML's dimension order and the exact bytes of `type`.
