@@ -11,6 +11,7 @@
 #include "llm/bpe_tokenizer.hpp"
 #include "llm/model_files.hpp"
 #include "llm/pretokenize.hpp"
+#include "llm_test_util.hpp"
 #include "tg/gguf_header.hpp"
 
 namespace llm_test {
@@ -95,9 +96,7 @@ inline BpeVocab train_bpe(int n_merges) {
 // Writes (once per process) a tiny random llama whose tokenizer is the trained BPE with the
 // given GGUF pre-tokenizer name ("gpt-2", "llama-bpe", "qwen2"); returns its path.
 inline std::filesystem::path bpe_fixture(const std::string& pre) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tg_llm_fixtures";
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path p = dir / ("bpe_" + pre + ".gguf");
+  const std::filesystem::path p = fixture_dir() / ("bpe_" + pre + ".gguf");
   static std::map<std::string, bool> written;
   if (written[pre]) return p;
   const BpeVocab v = train_bpe(300);
@@ -118,7 +117,8 @@ inline std::filesystem::path bpe_fixture(const std::string& pre) {
   s.ffn = 96;
   s.context = 256;
   s.tokenizer = &t;
-  tg::llm::write_random_model(s, p, false);
+  write_atomically(
+      p, [&](const std::filesystem::path& tmp) { tg::llm::write_random_model(s, tmp, false); });
   written[pre] = true;
   return p;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Shared helpers of the llm tests: finding the data folder's models, reading the greedy
 // reference, running greedy decoding through a Session.
+#include <unistd.h>
+
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,21 @@
 #include "tg/data.hpp"
 
 namespace llm_test {
+
+// The folder of the files the tests write for themselves (and for llama.cpp to check them on).
+inline std::filesystem::path fixture_dir() {
+  const auto d = std::filesystem::temp_directory_path() / "tg_llm_fixtures";
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// Writes `path` through `write(tmp)` and a rename, so suites running in parallel that write the
+// same fixture never read a half-written file.
+template <class F> void write_atomically(const std::filesystem::path& path, F&& write) {
+  const auto tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  write(std::filesystem::path(tmp));
+  std::filesystem::rename(tmp, path);
+}
 
 inline std::optional<std::filesystem::path> model_file(const std::string& rel) {
   const auto dir = tg::data::data_dir(TG_SOURCE_DIR);

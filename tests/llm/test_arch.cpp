@@ -41,10 +41,9 @@ RandomModelSpec base_spec(const char* arch, uint64_t seed) {
 }
 
 std::filesystem::path write_fixture(const ArchCase& c) {
-  const auto dir = std::filesystem::temp_directory_path() / "tg_llm_fixtures";
-  std::filesystem::create_directories(dir);
-  const auto p = dir / (std::string("arch_") + c.name + ".gguf");
-  write_random_model(c.spec, p, false);
+  const auto p = fixture_dir() / (std::string("arch_") + c.name + ".gguf");
+  write_atomically(
+      p, [&](const std::filesystem::path& tmp) { write_random_model(c.spec, tmp, false); });
   return p;
 }
 

@@ -77,8 +77,7 @@ TEST_SUITE("llm.quantized") {
       return;
     }
     const GreedyReference ref = read_reference(*ref_path);
-    const auto dir = std::filesystem::temp_directory_path() / "tg_llm_fixtures";
-    std::filesystem::create_directories(dir);
+    const auto dir = fixture_dir();
     // The error is the quantization's: llama.cpp on the same Q8_0 file is further from F32
     // (it also quantizes the activations). Measured here: Q8_0 0.146, Q4_0 2.20 (max |logit
     // difference| at step 0, logits spanning about 15, a 260K-parameter model); the bounds add
@@ -87,7 +86,10 @@ TEST_SUITE("llm.quantized") {
          {std::tuple{GgmlType::Q8_0, 0.2, 32}, std::tuple{GgmlType::Q4_0, 2.5, 8}}) {
       CAPTURE(ggml_type_name(type));
       const auto q = dir / ("stories260K." + std::string(ggml_type_name(type)) + ".gguf");
-      const QuantizeReport r = quantize_model(*gguf, q, type, false);
+      QuantizeReport r;
+      write_atomically(q, [&](const std::filesystem::path& tmp) {
+        r = quantize_model(*gguf, tmp, type, false);
+      });
       CHECK(r.quantized > 0);
       const Model m = load_model(q);
       CHECK(m.at("blk.0.attn_q.weight").type == type);
@@ -109,7 +111,9 @@ TEST_SUITE("llm.quantized") {
       // The in-graph dequantization is exact: the same weights dequantized on the host into an
       // F32 file give the same logits.
       const auto f = dir / ("stories260K." + std::string(ggml_type_name(type)) + ".as_f32.gguf");
-      (void)quantize_model(q, f, GgmlType::F32, false);
+      write_atomically(f, [&](const std::filesystem::path& tmp) {
+        (void)quantize_model(q, tmp, GgmlType::F32, false);
+      });
       const Model mf = load_model(f);
       CHECK(mf.at("blk.0.attn_q.weight").type == GgmlType::F32);
       Transformer tf(mf, 512);
