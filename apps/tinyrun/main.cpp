@@ -13,10 +13,10 @@
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 namespace {
 

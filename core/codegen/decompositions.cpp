@@ -4,8 +4,8 @@
 
 #include <optional>
 
-#include "tg/env.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 namespace {
@@ -132,11 +132,11 @@ UOpPtr promote_half_float(const UOpPtr& ast, const RendererCaps& caps) {
        }},
   });
   RendererCaps ctx = caps;
-  return graph_rewrite(ast, pm, ctx);
+  return graph_rewrite(ast, pm, ctx, "promote_half_float");
 }
 
 UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
-  if (getenv_int("DISABLE_FAST_IDIV") != 0) return ast;
+  if (knobs::DISABLE_FAST_IDIV != 0) return ast;
   static const PatternMatcher pm({
       {UPat(IDIV).with_src({UPat::var("x"), UPat::cvar("c")}),
        [](const Captures& c) -> UOpPtr {
@@ -155,7 +155,7 @@ UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
          return x - q * x->const_like(d);
        }},
   });
-  return graph_rewrite(ast, pm);
+  return graph_rewrite(ast, pm, "fast_idiv");
 }
 
 } // namespace tg

@@ -286,7 +286,7 @@ UOpPtr devectorize(const UOpPtr& ast, const RendererCaps& caps) {
   DevecCtx ctx;
   ctx.max_width = caps.supports_float4 ? 16 : 1;
   ctx.split_alu = !caps.supports_float4;
-  return graph_rewrite(ast, pm_devectorize(), ctx);
+  return graph_rewrite(ast, pm_devectorize(), ctx, "devectorize");
 }
 
 } // namespace tg

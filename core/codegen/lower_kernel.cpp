@@ -1,5 +1,6 @@
-// The back half of codegen as one fixed sequence of named passes, the kernel's name, and what
-// a launcher needs to know about the lowered kernel (sizes, parameters, variables).
+// The back half of codegen as a table of named passes run by the pass driver, the kernel's
+// name, and what a launcher needs to know about the lowered kernel (sizes, parameters,
+// variables).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -8,10 +9,11 @@
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
-#include "tg/env.hpp"
+#include "tg/ir/pass.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -40,7 +42,7 @@ std::string print_uops(const std::vector<UOpPtr>& uops) {
 }
 } // namespace
 
-UOpPtr simplify_kernel(const UOpPtr& ast) { return graph_rewrite(ast, symbolic()); }
+UOpPtr simplify_kernel(const UOpPtr& ast) { return graph_rewrite(ast, symbolic(), "simplify"); }
 
 std::string kernel_name(const UOpPtr& ast) {
   bool has_reduce = false;
@@ -90,51 +92,83 @@ std::string kernel_name(const UOpPtr& ast) {
 }
 
 namespace {
-LoweredKernel lower(const UOpPtr& ast, const RendererCaps& caps, const std::vector<Opt>* opts) {
+
+// The back half in order. After the optimizer and expansion, the decompositions: those read
+// IDIV in index arithmetic, which fast_idiv turns into multiply and shift; before reduce
+// lowering, which must see float32 accumulators.
+const Pass<KernelLowering> kCodegenPasses[] = {
+    {"simplify", [](KernelLowering& c) { c.sink = simplify_kernel(c.sink); }},
+    {"optimize",
+     [](KernelLowering& c) {
+       const std::vector<Opt> chosen = c.opts         ? *c.opts
+                                       : knobs::NOOPT ? std::vector<Opt>{}
+                                                      : hand_coded_optimizations(c.sink, *c.caps);
+       c.sink = optimize_kernel(c.sink, chosen);
+       c.kernel.name = kernel_name(c.sink);
+       if (knobs::DEBUG >= 4 && !chosen.empty()) {
+         std::cout << "kernel " << c.kernel.name << " opts:";
+         for (const Opt& o : chosen) std::cout << " " << o.str();
+         std::cout << "\n";
+       }
+     }},
+    {"expand", [](KernelLowering& c) { c.sink = expand_kernel(c.sink); }},
+    {"promote_half_float", [](KernelLowering& c) { c.sink = promote_half_float(c.sink, *c.caps); }},
+    {"transcendentals",
+     [](KernelLowering& c) { c.sink = decompose_transcendentals(c.sink, *c.caps); }},
+    {"fast_idiv", [](KernelLowering& c) { c.sink = decompose_int_division(c.sink, *c.caps); }},
+    // The renderer's own decompositions (ops it lacks), with the built-in ones.
+    {"renderer_decompositions",
+     [](KernelLowering& c) {
+       if (c.caps->decompositions)
+         c.sink = graph_rewrite(c.sink, *c.caps->decompositions, "renderer_decompositions");
+     }},
+    {"lower_reduces", [](KernelLowering& c) { c.sink = lower_reduces(c.sink); }},
+    {"devectorize", [](KernelLowering& c) { c.sink = devectorize(c.sink, *c.caps); }},
+    // The renderer's extra rules (tinygrad's extra_matcher) on the final, scalar-or-aligned
+    // graph: its spellings of what it does better than the generic form.
+    {"renderer_rules",
+     [](KernelLowering& c) {
+       if (c.caps->extra_matcher)
+         c.sink = graph_rewrite(c.sink, *c.caps->extra_matcher, "renderer_rules");
+     }},
+    {"gpudims", [](KernelLowering& c) { c.sink = add_gpudims(c.sink, *c.caps, c.kernel.global); }},
+    {"add_ends", [](KernelLowering& c) { c.sink = add_ends(c.sink); }},
+    {"linearize", [](KernelLowering& c) { c.kernel.uops = linearize(c.sink); }},
+};
+
+} // namespace
+
+std::string KernelLowering::describe() const {
+  return kernel.uops.empty() ? print_graph(sink) : print_uops(kernel.uops);
+}
+
+std::span<const Pass<KernelLowering>> codegen_passes() { return kCodegenPasses; }
+
+LoweredKernel lower_kernel_with_passes(const UOpPtr& ast, const RendererCaps& caps,
+                                       std::span<const Pass<KernelLowering>> passes,
+                                       const std::vector<Opt>* opts) {
   verify_kernel_ast(ast);
-  const int64_t debug = getenv_int("DEBUG");
-  LoweredKernel k;
-  if (debug >= 3) std::cout << "kernel " << kernel_name(ast) << " AST:\n" << print_graph(ast);
-
-  UOpPtr sink = simplify_kernel(ast);
-  const std::vector<Opt> chosen = opts                       ? *opts
-                                  : getenv_int("NOOPT") != 0 ? std::vector<Opt>{}
-                                                             : hand_coded_optimizations(sink, caps);
-  sink = optimize_kernel(sink, chosen);
-  k.name = kernel_name(sink);
-  if (debug >= 4 && !chosen.empty()) {
-    std::cout << "kernel " << k.name << " opts:";
-    for (const Opt& o : chosen) std::cout << " " << o.str();
-    std::cout << "\n";
-  }
-  sink = expand_kernel(sink);
-  // After the optimizer and expansion: they read IDIV in index arithmetic, which fast_idiv
-  // turns into multiply and shift; before reduce lowering, which must see float32 accumulators.
-  sink = promote_half_float(sink, caps);
-  sink = decompose_transcendentals(sink, caps);
-  sink = decompose_int_division(sink, caps);
-  sink = lower_reduces(sink);
-  sink = devectorize(sink, caps);
-  sink = add_gpudims(sink, caps, k.global);
-  sink = add_ends(sink);
-  k.uops = linearize(sink);
-
+  if (knobs::DEBUG >= 3)
+    std::cout << "kernel " << kernel_name(ast) << " AST:\n" << print_graph(ast);
+  KernelLowering c{ast, &caps, opts, {}};
+  run_passes("codegen", passes, c);
+  LoweredKernel& k = c.kernel;
+  if (k.name.empty()) k.name = kernel_name(c.sink);
   for (const UOpPtr& u : k.uops) {
     if (u->op == Ops::PARAM) k.params.push_back({std::get<int64_t>(u->arg), u->dtype});
     if (u->op == Ops::DEFINE_VAR) k.vars.push_back(std::get<VarArg>(u->arg));
   }
-  if (debug >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
-  return k;
+  if (knobs::DEBUG >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
+  return std::move(k);
 }
-} // namespace
 
 LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps) {
-  return lower(ast, caps, nullptr);
+  return lower_kernel_with_passes(ast, caps, codegen_passes(), nullptr);
 }
 
 LoweredKernel lower_kernel_with_opts(const UOpPtr& ast, const RendererCaps& caps,
                                      const std::vector<Opt>& opts) {
-  return lower(ast, caps, &opts);
+  return lower_kernel_with_passes(ast, caps, codegen_passes(), &opts);
 }
 
 } // namespace tg

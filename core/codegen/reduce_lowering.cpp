@@ -94,7 +94,7 @@ const PatternMatcher& pm_reduce() {
 
 UOpPtr lower_reduces(const UOpPtr& ast) {
   ReduceCtx ctx;
-  return graph_rewrite(ast, pm_reduce(), ctx);
+  return graph_rewrite(ast, pm_reduce(), ctx, "lower_reduces");
 }
 
 } // namespace tg

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "tg/decompositions.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 namespace {
@@ -339,7 +339,7 @@ UOpPtr xlog2(const UOpPtr& d) { return via_f32(d, log2_impl); }
 UOpPtr xsin(const UOpPtr& d) { return via_f32(d, sin_impl); }
 
 UOpPtr decompose_transcendentals(const UOpPtr& ast, const RendererCaps& caps) {
-  if (caps.has_transcendentals && getenv_int("TRANSCENDENTAL", 1) < 2) return ast;
+  if (caps.has_transcendentals && knobs::TRANSCENDENTAL < 2) return ast;
   static const PatternMatcher pm({
       {UPat(OpSet{EXP2, LOG2, SIN}).named("x"),
        [](const Captures& c) -> UOpPtr {
@@ -349,7 +349,7 @@ UOpPtr decompose_transcendentals(const UOpPtr& ast, const RendererCaps& caps) {
          return x->op == EXP2 ? xexp2(d) : x->op == LOG2 ? xlog2(d) : xsin(d);
        }},
   });
-  return graph_rewrite(ast, pm);
+  return graph_rewrite(ast, pm, "transcendentals");
 }
 
 } // namespace tg

@@ -1,23 +1,22 @@
 // Where the project's data folder is; see tg/data.hpp.
-#include <cstdlib>
-
 #include "tg/data.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::data {
 
 namespace fs = std::filesystem;
 
 std::optional<fs::path> data_dir(const fs::path& repo_root) {
-  if (const char* env = std::getenv("TG_DATA_DIR"); env && *env) {
+  if (const std::string env = knobs::TG_DATA_DIR.get(); !env.empty()) {
     if (fs::is_directory(env)) return fs::path(env);
-    throw Error("TG_DATA_DIR=" + std::string(env) + " is not a directory");
+    throw Error("TG_DATA_DIR=" + env + " is not a directory");
   }
   if (!repo_root.empty()) {
     const fs::path shared = repo_root / ".." / "shared" / "data";
     if (fs::is_directory(shared)) return fs::weakly_canonical(shared);
   }
-  if (const char* home = std::getenv("HOME"); home && *home) {
+  if (const std::string home = knobs::HOME.get(); !home.empty()) {
     const fs::path cache = fs::path(home) / ".cache" / "tg";
     if (fs::is_directory(cache)) return cache;
   }

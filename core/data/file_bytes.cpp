@@ -1,5 +1,5 @@
 // Reading a whole file; see file_bytes.hpp.
-#include "data/file_bytes.hpp"
+#include "file_bytes.hpp"
 
 #include <cerrno>
 #include <cstring>

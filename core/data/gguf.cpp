@@ -1,7 +1,7 @@
 // Loading a GGUF file as tensors over its mapping; see tg/gguf.hpp.
 #include "tg/gguf.hpp"
 
-#include "data/file_map.hpp"
+#include "file_map.hpp"
 #include "tg/buffer.hpp"
 #include "tg/error.hpp"
 #include "tg/ggml_quants.hpp"
@@ -49,7 +49,7 @@ GgufFile gguf_load(const std::filesystem::path& path, const std::string& device)
   std::shared_ptr<data::FileMapping> m = data::map_file(path);
   GgufHeader h = parse_gguf(m->bytes(), path.string());
   const std::string dev = canonical_device(device);
-  const bool host_memory = Buffer::device_uses_host_memory(dev);
+  const bool host_memory = Buffer::host_visible(dev);
 
   GgufFile out;
   out.path = path;

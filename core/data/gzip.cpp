@@ -1,5 +1,5 @@
 // Streaming gunzip over zlib; see gzip.hpp.
-#include "data/gzip.hpp"
+#include "gzip.hpp"
 
 #include <algorithm>
 

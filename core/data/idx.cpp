@@ -8,8 +8,8 @@
 #include <memory>
 #include <new>
 
-#include "data/file_bytes.hpp"
-#include "data/gzip.hpp"
+#include "file_bytes.hpp"
+#include "gzip.hpp"
 #include "tg/checked.hpp"
 #include "tg/data.hpp"
 #include "tg/error.hpp"

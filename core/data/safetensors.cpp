@@ -5,10 +5,10 @@
 #include <cstring>
 #include <fstream>
 
-#include "data/file_map.hpp"
-#include "ir/shape.hpp"
+#include "file_map.hpp"
 #include "tg/buffer.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 
 namespace tg {
 
@@ -33,7 +33,7 @@ SafetensorsFile safe_load(const std::filesystem::path& path, const std::string& 
       parse_safetensors_header(std::span<const uint8_t>(bytes, m->size), path.string());
   const uint8_t* data = bytes + header.data_offset;
   const std::string dev = canonical_device(device);
-  const bool host_memory = Buffer::device_uses_host_memory(dev);
+  const bool host_memory = Buffer::host_visible(dev);
 
   SafetensorsFile out;
   out.metadata = header.metadata;

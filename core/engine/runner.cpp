@@ -5,8 +5,8 @@
 #include <mutex>
 
 #include "tg/compile_cache.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -48,11 +48,23 @@ std::string time_to_str(double seconds, int width) {
 }
 
 CompiledRunner::CompiledRunner(std::shared_ptr<Device> device, const std::string& renderer,
-                               const LoweredKernel& kernel)
-    : device_(std::move(device)), kernel_(kernel), debug_(getenv_int("DEBUG")) {
+                               const LoweredKernel& kernel, std::FILE* out)
+    : device_(std::move(device)), kernel_(kernel), debug_(knobs::DEBUG), out_(out) {
   if (!device_) throw Error("CompiledRunner: no device for kernel " + kernel_.name);
   source_ = device_->renderer(renderer).render(kernel_.name, kernel_.uops);
-  std::vector<uint8_t> binary = compile_cached(device_->compiler(renderer), source_);
+  if (debug_ >= 4) {
+    std::fprintf(out_, "%s\n", source_.c_str());
+    std::fflush(out_);
+  }
+  Compiler& compiler = device_->compiler(renderer);
+  std::vector<uint8_t> binary = compile_cached(compiler, source_);
+  if (debug_ >= 7) {
+    const std::string assembly = compiler.disassemble(binary);
+    std::fprintf(out_, "%s\n",
+                 assembly.empty() ? "(this device's compiler has no disassembler)"
+                                  : assembly.c_str());
+    std::fflush(out_);
+  }
   program_ = device_->load(kernel_.name, binary);
 }
 
@@ -137,7 +149,7 @@ double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vec
 }
 
 LaunchTotal::LaunchTotal(int64_t debug, std::FILE* out)
-    : start_(launch_counters()), debug_(debug < 0 ? getenv_int("DEBUG") : debug), out_(out) {}
+    : start_(launch_counters()), debug_(debug < 0 ? knobs::DEBUG : debug), out_(out) {}
 
 void LaunchTotal::print() {
   if (printed_) return;

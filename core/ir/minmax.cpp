@@ -6,7 +6,7 @@
 // rules rely on. Float nodes other than constants get [-inf, inf]; uint64 ranges are capped at
 // INT64_MAX (see dtype_max) and never leak into nodes of other dtypes (comparisons and casts
 // of uint64 are left undecided), because values above INT64_MAX would make them unsound.
-#include "ir/minmax.hpp"
+#include "minmax.hpp"
 
 #include <algorithm>
 #include <cmath>

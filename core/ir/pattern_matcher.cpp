@@ -12,8 +12,8 @@
 #include <numeric>
 #include <span>
 
-#include "tg/env.hpp"
 #include "tg/ir/pattern_matcher.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -239,10 +239,7 @@ bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
 
 // ---- statistics ----
 
-int track_match_stats() {
-  static const int level = static_cast<int>(getenv_int("TRACK_MATCH_STATS", 0));
-  return level;
-}
+int track_match_stats() { return static_cast<int>(knobs::TRACK_MATCH_STATS.get()); }
 
 namespace {
 

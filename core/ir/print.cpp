@@ -3,7 +3,7 @@
 
 #include <unordered_map>
 
-#include "ir/shape.hpp"
+#include "tg/ir/shape.hpp"
 
 namespace tg {
 
@@ -25,7 +25,8 @@ std::string arg_to_string(const Arg& a) {
         else if constexpr (std::is_same_v<T, VarArg>)
           return "('" + x.name + "', " + std::to_string(x.min) + ", " + std::to_string(x.max) + ")";
         else if constexpr (std::is_same_v<T, ReduceArg>)
-          return "(Ops." + std::string(op_name(x.op)) + ", " + shape_str(Shape(x.axes.begin(), x.axes.end())) + ")";
+          return "(Ops." + std::string(op_name(x.op)) + ", " +
+                 shape_str(Shape(x.axes.begin(), x.axes.end())) + ")";
         else if constexpr (std::is_same_v<T, Shape>)
           return shape_str(x);
         else {

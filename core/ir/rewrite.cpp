@@ -9,12 +9,14 @@
 // `replace` memoizes finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
+#include <chrono>
 #include <cstdint>
 #include <unordered_set>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/pass.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -82,7 +84,7 @@ public:
   Rewriter(const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type, RewriteOptions o)
       : pm_(pm), ctx_(ctx), ctx_type_(ctx_type), opts_(o) {
     if (opts_.max_rewrites_per_node == 0)
-      opts_.max_rewrites_per_node = static_cast<size_t>(getenv_int("REWRITE_LIMIT", 1000000));
+      opts_.max_rewrites_per_node = static_cast<size_t>(knobs::REWRITE_LIMIT);
   }
 
   UOpPtr run(const UOpPtr& root) {
@@ -190,7 +192,22 @@ private:
 UOpPtr graph_rewrite_raw(const UOpPtr& sink, const PatternMatcher& pm, void* ctx,
                          const std::type_info* ctx_type, RewriteOptions opts) {
   if (!sink) throw Error("graph_rewrite of a null node");
-  return Rewriter(pm, ctx, ctx_type, opts).run(sink);
+  if (opts.name.empty()) return Rewriter(pm, ctx, ctx_type, opts).run(sink);
+  const std::string where = " (in graph_rewrite " + std::string(opts.name) + ")";
+  const auto t0 = std::chrono::steady_clock::now();
+  UOpPtr out;
+  try {
+    out = Rewriter(pm, ctx, ctx_type, opts).run(sink);
+  } catch (const SpecError& e) {
+    throw SpecError(e.what() + where);
+  } catch (const RewriteError& e) {
+    throw RewriteError(e.what() + where);
+  }
+  if (track_match_stats() > 0)
+    record_pass_time(
+        "graph_rewrite " + std::string(opts.name),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return out;
 }
 
 UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {

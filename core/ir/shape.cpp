@@ -1,6 +1,6 @@
 // Shapes of tensor-level nodes. Kernel-level nodes (no shaped source) have none, and share
 // one empty result so that they cost no allocation.
-#include "ir/shape.hpp"
+#include "tg/ir/shape.hpp"
 
 #include <algorithm>
 

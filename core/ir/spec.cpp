@@ -6,8 +6,8 @@
 #include <atomic>
 #include <functional>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -262,8 +262,7 @@ void verify_graph(const UOpPtr& root) {
 bool spec_checking() {
   int o = g_spec_override.load(std::memory_order_relaxed);
   if (o >= 0) return o != 0;
-  static const bool from_env = getenv_int("SPEC", 0) != 0;
-  return from_env;
+  return knobs::SPEC != 0;
 }
 
 void set_spec_checking(bool on) { g_spec_override.store(on ? 1 : 0); }

@@ -11,9 +11,9 @@
 #include <array>
 #include <cstring>
 
-#include "ir/minmax.hpp"
-#include "ir/shape.hpp"
+#include "minmax.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/ir/spec.hpp"
 #include "tg/ir/uop.hpp"
 

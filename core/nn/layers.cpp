@@ -1,8 +1,8 @@
 // tg::nn: Module's registry and state dict, and the layers (see tg/nn.hpp).
 #include <cmath>
 
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/nn.hpp"
 
 namespace tg::nn {

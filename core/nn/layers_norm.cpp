@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/nn.hpp"
 
 namespace tg::nn {

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <string>
 
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/nn.hpp"
 
 namespace tg::nn {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/optim.hpp"
 
 namespace tg::optim {

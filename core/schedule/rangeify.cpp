@@ -1,12 +1,12 @@
 // Rangeify: one realized node -> one kernel AST (see rangeify.hpp).
-#include "schedule/rangeify.hpp"
+#include "rangeify.hpp"
 
 #include <map>
 #include <numeric>
 #include <tuple>
 
-#include "ir/shape.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/shape.hpp"
 
 namespace tg::sched {
 

@@ -3,7 +3,7 @@
 // sources, built as ordinary tensor-level UOps; compute_gradient() applies the rules from the
 // root down to the targets. Composite Tensor ops (softmax, matmul, cat, ...) are graphs of
 // these primitives, so they need no rules of their own.
-#include "tensor/gradient.hpp"
+#include "gradient.hpp"
 
 #include <cmath>
 #include <mutex>
@@ -12,7 +12,7 @@
 #include <typeinfo>
 #include <unordered_set>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/schedule.hpp"
 

@@ -4,10 +4,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/float_formats.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/realize.hpp"
 #include "tg/schedule.hpp"
 
 namespace tg {
@@ -294,6 +295,14 @@ std::vector<ScheduleItem> Tensor::schedule_all(const std::vector<Tensor>& tensor
   if (roots.empty()) return {};
   return create_schedule(roots, bufs).items;
 }
+std::shared_ptr<Buffer> Tensor::buffer() const {
+  const UOpPtr base = base_buffer(uop());
+  if (!base) return nullptr;
+  for (const auto& b : st().buffers)
+    if (b->uop() == base) return b;
+  return nullptr;
+}
+
 std::vector<ScheduleItem> Tensor::schedule() const { return schedule_all({*this}); }
 
 void Tensor::realize_all(std::vector<Tensor> tensors) {
@@ -371,7 +380,7 @@ Tensor Tensor::from_bytes(const void* bytes, size_t nbytes, const Shape& shape, 
                 std::to_string(nbytes / std::max(1, dtype.itemsize())) + " were given");
   const std::string dev = canonical_device(device);
   std::shared_ptr<Buffer> buf;
-  if (borrow && Buffer::device_uses_host_memory(dev)) {
+  if (borrow && Buffer::host_visible(dev)) {
     buf = Buffer::borrow_host(dev, dtype, n, const_cast<void*>(bytes), nullptr);
   } else {
     buf = std::make_shared<Buffer>(dev, dtype, n);

@@ -1,4 +1,4 @@
-// Activations and elementwise math (issue #5 part B), composed from the elementwise primitives
+// Activations and elementwise math, composed from the elementwise primitives
 // as tinygrad's Tensor does, so they fuse into one kernel and autograd needs no rule of its own.
 //
 // Where a branch that `where` discards could overflow (exp of a large x in elu, softplus), its
@@ -8,7 +8,7 @@
 #include <limits>
 #include <numbers>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

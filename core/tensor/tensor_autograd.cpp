@@ -3,8 +3,8 @@
 #include <optional>
 #include <unordered_set>
 
-#include "tensor/gradient.hpp"
-#include "tensor/tensor_internal.hpp"
+#include "gradient.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/schedule.hpp"

@@ -1,4 +1,4 @@
-// Convolution, pooling and resizing (issue #5 part D), as tinygrad builds them: a convolution or
+// Convolution, pooling and resizing, as tinygrad builds them: a convolution or
 // a pool is a sliding-window view of the (padded) input made by movement ops only (`pool_view`,
 // tinygrad's Tensor._pool: repeat, shrink, reshape, permute), then a multiply and a reduce, so
 // the whole forward pass is one kernel with no copy of the windows. Resizing and adaptive pooling
@@ -8,8 +8,8 @@
 #include <limits>
 #include <numeric>
 
-#include "tensor/gradient.hpp"
-#include "tensor/tensor_internal.hpp"
+#include "gradient.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

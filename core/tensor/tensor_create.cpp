@@ -1,7 +1,7 @@
 // Creating tensors: constants, ranges, identity, uninitialized memory.
 #include <cmath>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

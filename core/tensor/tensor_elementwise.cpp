@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

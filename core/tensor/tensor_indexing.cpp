@@ -1,4 +1,4 @@
-// Indexing (issue #5 part C): getitem and setitem as tinygrad's __getitem__/__setitem__, gather,
+// Indexing: getitem and setitem as tinygrad's __getitem__/__setitem__, gather,
 // scatter, scatter_reduce, index_select, take_along_dim, masked_fill, masked_select, one_hot.
 //
 // Basic indices (ints, slices, None, Ellipsis) become movement ops (shrink, flip, pad/reshape
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/schedule.hpp"
 

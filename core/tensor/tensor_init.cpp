@@ -1,9 +1,9 @@
-// Creation ops (issue #5 part B): linspace and the random initializers, all drawn from the
+// Creation ops: linspace and the random initializers, all drawn from the
 // threefry generator behind Tensor::rand/randn, so manual_seed reproduces them.
 #include <cmath>
 #include <limits>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/shape.hpp"
 #include "tg/buffer.hpp"
+#include "tg/ir/shape.hpp"
 #include "tg/tensor.hpp"
 
 namespace tg {

@@ -1,9 +1,9 @@
-// Losses (issue #5 part D) with PyTorch's reductions and semantics. Class-index targets are
+// Losses with PyTorch's reductions and semantics. Class-index targets are
 // turned into a one-hot mask by comparing against an arange along the class dim, so the loss is
 // elementwise + reduce ops that fuse.
 #include <cmath>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

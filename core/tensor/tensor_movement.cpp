@@ -1,7 +1,7 @@
 // Movement ops: views that become index arithmetic in the scheduler, never copies.
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 #include "tg/schedule.hpp"
 

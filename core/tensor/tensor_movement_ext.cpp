@@ -1,4 +1,4 @@
-// More movement ops (issue #5 part C), built from the primitive views (reshape, expand, pad,
+// More movement ops, built from the primitive views (reshape, expand, pad,
 // shrink, flip, permute) as tinygrad builds them: pad modes, repeat, tile, repeat_interleave,
 // roll, split, chunk, unflatten, movedim, tril, triu, diag, meshgrid. All are views except
 // pad's reflect/replicate (a cat: one fused kernel), tril/triu (a where) and the host-repeats
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

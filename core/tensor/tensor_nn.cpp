@@ -1,4 +1,4 @@
-// nn functional ops that are not convolutions or losses (issue #5 part D): log_softmax,
+// nn functional ops that are not convolutions or losses: log_softmax,
 // logsumexp, einsum, linear, the normalizations, dropout and scaled dot-product attention, all
 // composed of elementwise, movement and reduce ops as tinygrad's Tensor builds them.
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {
@@ -207,7 +207,8 @@ Tensor Tensor::einsum(const std::string& equation, const std::vector<Tensor>& op
     }
     t = t.permute(order);
     size_t k = 0;
-    for (char c : all) shp.push_back(sub.find(c) != std::string::npos ? int64_t{t.shape()[k++]} : 1);
+    for (char c : all)
+      shp.push_back(sub.find(c) != std::string::npos ? int64_t{t.shape()[k++]} : 1);
     t = t.reshape(shp).expand(full);
     prod = prod.defined() ? prod.mul(t) : t;
   }

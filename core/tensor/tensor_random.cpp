@@ -10,7 +10,7 @@
 #include <mutex>
 #include <numbers>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

@@ -1,4 +1,4 @@
-// Variance, scans and reductions with indices (issue #5 part B), built from reduce, movement and
+// Variance, scans and reductions with indices, built from reduce, movement and
 // elementwise ops so they stay lazy and fuse.
 //
 // Scans follow tinygrad's _split_cumalu: along an axis of n <= 512 each output is a reduce over
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

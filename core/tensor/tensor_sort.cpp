@@ -1,4 +1,4 @@
-// Sorting (issue #5 part B): tinygrad's bitonic network built from reshape, shrink, flip, pad
+// Sorting: tinygrad's bitonic network built from reshape, shrink, flip, pad
 // and where, so it stays lazy and runs as a fixed sequence of elementwise kernels.
 //
 // Unlike tinygrad, which sorts the values and then recovers indices with an O(n^2) matching
@@ -17,7 +17,7 @@
 // exponentially large kernels.
 #include <limits>
 
-#include "tensor/tensor_internal.hpp"
+#include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
 namespace tg {

@@ -169,7 +169,8 @@ std::array<CStyleRenderer::Rule, kNumOps> default_rules() {
     ctx.emit("}");
     return std::string();
   });
-  set(BARRIER, [](R r, C ctx, const UOp&) {
+  set(BARRIER, [](R r, C ctx, const UOp& u) {
+    if (r.barrier().empty()) r.unsupported(u, "the dialect spells no barrier (set barrier())");
     ctx.emit(r.barrier());
     return std::string();
   });
@@ -180,7 +181,10 @@ std::array<CStyleRenderer::Rule, kNumOps> default_rules() {
   });
   set(DEFINE_LOCAL, [](R r, C ctx, const UOp& u) {
     const std::string name = ctx.fresh("temp");
-    ctx.emit(r.local_decl(u.dtype.base(), name, u.dtype.size));
+    const std::string decl = r.local_decl(u.dtype.base(), name, u.dtype.size);
+    if (decl.empty())
+      r.unsupported(u, "the dialect declares no work-group memory (set local_decl())");
+    ctx.emit(decl);
     return name;
   });
   set(INDEX, [](R, C ctx, const UOp& u) {
@@ -206,7 +210,9 @@ std::array<CStyleRenderer::Rule, kNumOps> default_rules() {
   set(BITCAST, [](R r, C ctx, const UOp& u) {
     if (u.dtype.itemsize() != u.src[0]->dtype.itemsize())
       r.unsupported(u, "bitcast between types of different sizes");
-    return r.bind(ctx, u, r.render_bitcast(u.dtype, u.src[0]->dtype, ctx[u.src[0]]), "cast");
+    const std::string cast = r.render_bitcast(u.dtype, u.src[0]->dtype, ctx[u.src[0]]);
+    if (cast.empty()) r.unsupported(u, "the dialect spells no bitcast (set render_bitcast())");
+    return r.bind(ctx, u, cast, "cast");
   });
   set(VECTORIZE, [](R r, C ctx, const UOp& u) {
     Args lanes;
@@ -286,14 +292,14 @@ std::string CStyleRenderer::type_name(DType dt) const {
     return "long long";
   case ScalarType::UInt64:
     return "unsigned long long";
-  case ScalarType::Float16:
-    return "half";
-  case ScalarType::BFloat16:
-    return "__bf16";
   case ScalarType::Float32:
     return "float";
   case ScalarType::Float64:
     return "double";
+  case ScalarType::Float16:
+  case ScalarType::BFloat16:
+    throw Error(name() + " renderer: the dialect names no scalar " + dt.name() +
+                " type (set type_name())");
   default:
     throw Error(name() + " renderer: no type for " + dt.name() +
                 "; codegen must emulate it before rendering");
@@ -336,10 +342,6 @@ std::string CStyleRenderer::render_special(CStyleContext& ctx, const UOp& specia
   return name;
 }
 
-std::string CStyleRenderer::local_decl(DType elem, const std::string& name, int64_t size) const {
-  return "__shared__ " + type_name(elem) + " " + name + "[" + std::to_string(size) + "];";
-}
-
 std::string CStyleRenderer::gep(const std::string& vec, int64_t lane) const {
   return vec + "[" + std::to_string(lane) + "]";
 }
@@ -354,10 +356,6 @@ std::string CStyleRenderer::render_cast(DType to, DType, const std::string& x) c
   return "((" + type_name(to) + ")(" + x + "))";
 }
 
-std::string CStyleRenderer::render_bitcast(DType to, DType, const std::string& x) const {
-  return "__builtin_bit_cast(" + type_name(to) + ", " + x + ")";
-}
-
 std::string CStyleRenderer::render_const(const ConstValue& v, DType dt) const {
   if (dt.count > 1) {
     const std::string lane = render_const(v, dt.scalar());
@@ -367,11 +365,13 @@ std::string CStyleRenderer::render_const(const ConstValue& v, DType dt) const {
   if (dt.is_float()) {
     const double d = as_double(v);
     std::string lit;
-    if (std::isnan(d))
-      lit = nan();
-    else if (std::isinf(d))
-      lit = d < 0 ? "(-" + infinity() + ")" : infinity();
-    else {
+    if (std::isnan(d) || std::isinf(d)) {
+      const std::string special = std::isnan(d) ? nan() : infinity();
+      if (special.empty())
+        throw Error(name() + " renderer: the dialect spells no " +
+                    (std::isnan(d) ? "NaN (set nan())" : "infinity (set infinity())"));
+      lit = std::isnan(d) ? special : d < 0 ? "(-" + special + ")" : special;
+    } else {
       char buf[64];
       // %a is exact and round-trips for every float width.
       std::snprintf(buf, sizeof buf, "%a", d);

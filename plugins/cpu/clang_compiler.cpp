@@ -12,8 +12,8 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/TargetParser/Host.h>
 
+#include "disassembler.hpp"
 #include "temp_files.hpp"
-#include "tg/env.hpp"
 #include "tg/error.hpp"
 
 extern char** environ;
@@ -69,8 +69,6 @@ const std::string& ClangCompiler::clang_path() {
 }
 
 std::vector<uint8_t> ClangCompiler::compile(const std::string& source) {
-  if (getenv_int("DEBUG") >= 4) std::fprintf(stderr, "%s\n", source.c_str());
-  if (getenv_int("DEBUG") >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
   TempDir dir;
   const std::string src = dir.file("kernel.c"), out = dir.file("kernel.so");
   write_file(src, std::span(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
@@ -85,18 +83,8 @@ std::vector<uint8_t> ClangCompiler::compile(const std::string& source) {
   return read_file(out);
 }
 
-std::string ClangCompiler::assembly(const std::string& source) {
-  TempDir dir;
-  const std::string src = dir.file("kernel.c"), out = dir.file("kernel.s");
-  write_file(src, std::span(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
-  std::vector<std::string> args{clang_path()};
-  args.insert(args.end(), kFlags.begin(), kFlags.end());
-  args.insert(args.end(), {"-S", src, "-o", out});
-  std::string err;
-  if (run(args, dir.file("stderr.txt"), err) != 0)
-    throw Error("C compiler: clang -S failed:\n" + err);
-  auto bytes = read_file(out);
-  return std::string(bytes.begin(), bytes.end());
+std::string ClangCompiler::disassemble(std::span<const uint8_t> binary) {
+  return disassemble_host_elf(binary);
 }
 
 } // namespace tg::cpu

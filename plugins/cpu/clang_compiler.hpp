@@ -1,8 +1,7 @@
 #pragma once
 // Compiler for renderer "C": runs clang-19 (-O2 -march=native -fwrapv -ffp-contract=off
 // -shared -fPIC) on the source; the shared object's bytes are the binary, which the device
-// writes to a temporary file and dlopen()s. DEBUG>=4 prints the source, DEBUG>=7 the assembly
-// (clang -S).
+// writes to a temporary file and dlopen()s.
 #include "tg/plugin/device.hpp"
 
 namespace tg::cpu {
@@ -15,7 +14,7 @@ public:
   ClangCompiler();
   std::string identity() const override { return identity_; }
   std::vector<uint8_t> compile(const std::string& source) override;
-  std::string assembly(const std::string& source);
+  std::string disassemble(std::span<const uint8_t> binary) override;
 
 private:
   std::string clang_; // found lazily: the C renderer is optional, LLVM is the default

@@ -1,10 +1,20 @@
 #include "cpu_device.hpp"
 
+#include <llvm/ADT/StringRef.h>
+#include <llvm/TargetParser/Host.h>
+
 #include "tg/error.hpp"
 
 namespace tg::cpu {
 
-CpuDevice::CpuDevice() : runtime_(std::make_shared<CpuRuntime>(cpu_threads_from_env())) {}
+std::string host_cpu() { return llvm::sys::getHostCPUName().str(); }
+
+CpuDevice::CpuDevice(std::string arch)
+    : arch_(std::move(arch)), runtime_(std::make_shared<CpuRuntime>(cpu_threads_from_env())) {
+  if (!arch_.empty() && arch_ != host_cpu())
+    throw Error("the CPU device compiles for this machine's CPU (" + host_cpu() +
+                ") only; it cannot serve architecture '" + arch_ + "'");
+}
 
 // The queue goes first: its worker may still be running programs.
 CpuDevice::~CpuDevice() { queue_.reset(); }

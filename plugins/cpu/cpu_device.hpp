@@ -16,11 +16,17 @@
 
 namespace tg::cpu {
 
+// This machine's CPU as LLVM names it ("znver4"): the one architecture the device serves.
+std::string host_cpu();
+
 class CpuDevice : public Device {
 public:
-  CpuDevice();
+  // `arch`: "" or this machine's CPU (host_cpu()); kernels always compile for the host.
+  explicit CpuDevice(std::string arch = "");
   ~CpuDevice() override;
   std::string name() const override { return "CPU"; }
+  bool host_visible() const override { return true; } // addresses are host pointers
+  std::string arch() const override { return arch_; }
   Allocator& allocator() override { return allocator_; }
   std::vector<std::string> renderers() const override { return {"LLVM", "C"}; }
   Renderer& renderer(const std::string& name) override;
@@ -33,6 +39,7 @@ public:
   int threads() const { return runtime_->threads(); }
 
 private:
+  std::string arch_;
   HostAllocator allocator_;
   LlvmRenderer llvm_renderer_;
   CRenderer c_renderer_;

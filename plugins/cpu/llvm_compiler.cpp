@@ -1,8 +1,6 @@
 // LLVM IR -> optimized object file, in process.
 #include "llvm_compiler.hpp"
 
-#include <cstdio>
-
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -20,7 +18,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
-#include "tg/env.hpp"
+#include "disassembler.hpp"
 #include "tg/error.hpp"
 
 namespace tg::cpu {
@@ -53,18 +51,13 @@ LlvmCompiler::LlvmCompiler() {
 
 LlvmCompiler::~LlvmCompiler() = default;
 
-std::vector<uint8_t> LlvmCompiler::compile(const std::string& source) {
-  if (getenv_int("DEBUG") >= 4) std::fprintf(stderr, "%s\n", source.c_str());
-  if (getenv_int("DEBUG") >= 7) std::fprintf(stderr, "%s\n", assembly(source).c_str());
-  return emit(source, false);
+std::vector<uint8_t> LlvmCompiler::compile(const std::string& source) { return emit(source); }
+
+std::string LlvmCompiler::disassemble(std::span<const uint8_t> binary) {
+  return disassemble_host_elf(binary);
 }
 
-std::string LlvmCompiler::assembly(const std::string& source) {
-  auto bytes = emit(source, true);
-  return std::string(bytes.begin(), bytes.end());
-}
-
-std::vector<uint8_t> LlvmCompiler::emit(const std::string& source, bool as_assembly) {
+std::vector<uint8_t> LlvmCompiler::emit(const std::string& source) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
   auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, "kernel.ll"), diag, ctx);
@@ -101,11 +94,8 @@ std::vector<uint8_t> LlvmCompiler::emit(const std::string& source, bool as_assem
   llvm::SmallVector<char, 0> out;
   llvm::raw_svector_ostream os(out);
   llvm::legacy::PassManager pm;
-  const auto kind =
-      as_assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile;
-  if (tm_->addPassesToEmitFile(pm, os, nullptr, kind))
-    throw Error("LLVM compiler: this target cannot emit " +
-                std::string(as_assembly ? "assembly" : "objects"));
+  if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("LLVM compiler: this target cannot emit objects");
   pm.run(*mod);
   return std::vector<uint8_t>(out.begin(), out.end());
 }

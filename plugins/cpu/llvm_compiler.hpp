@@ -2,7 +2,7 @@
 // Compiler for renderer "LLVM": LLVM IR text -> an ELF relocatable object for the host CPU,
 // optimized at -O2 with the host's features (getHostCPUName / getHostCPUFeatures: AVX2, FMA
 // here). The object is the binary (what the disk cache stores); the device loads it into its
-// ORC LLJIT with addObjectFile. DEBUG>=4 prints the IR, DEBUG>=7 the assembly.
+// ORC LLJIT with addObjectFile.
 #include <memory>
 #include <mutex>
 
@@ -23,11 +23,10 @@ public:
   ~LlvmCompiler() override;
   std::string identity() const override { return identity_; }
   std::vector<uint8_t> compile(const std::string& source) override;
-  // The assembly of IR text (the same pipeline as compile, emitting assembly).
-  std::string assembly(const std::string& source);
+  std::string disassemble(std::span<const uint8_t> binary) override;
 
 private:
-  std::vector<uint8_t> emit(const std::string& source, bool as_assembly);
+  std::vector<uint8_t> emit(const std::string& source);
   std::mutex mu_; // the TargetMachine is not safe to share between threads
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::string identity_;

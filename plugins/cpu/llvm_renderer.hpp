@@ -1,19 +1,25 @@
 #pragma once
-// Renderer "LLVM": a linearized kernel -> textual LLVM IR with the CPU calling convention of
+// Renderer "LLVM": the LLVM IR base (tg/plugin/llvm_ir.hpp) with the CPU calling convention of
 // docs/KERNEL_IR.md: define void @name(ptr %bufs, ptr %vars, i64 %gidx0_begin, i64 %gidx0_end).
-// SPECIALs and RANGEs become loops (header with a phi, latch at END), gated loads and stores
-// become branches, accumulators become entry-block allocas that mem2reg promotes. bfloat16 is
-// kept as its i16 bits (loads, stores, casts, bitcasts, WHERE); codegen promotes its math.
-#include "tg/plugin/device.hpp"
+// Buffers and variables are loaded from the two arrays, SPECIALs become loops (gidx0 over the
+// range the runtime hands this thread), and a work group is one thread: the barrier is nothing
+// and work-group memory an entry-block array.
+#include "tg/plugin/llvm_ir.hpp"
 
 namespace tg::cpu {
 
-class LlvmRenderer : public Renderer {
+class LlvmRenderer : public LLVMIRRenderer {
 public:
   LlvmRenderer();
   std::string name() const override { return "LLVM"; }
   const RendererCaps& caps() const override { return caps_; }
-  std::string render(const std::string& kernel_name, std::span<const UOpPtr> uops) override;
+
+  std::string render_param(LLVMIRContext& ctx, const UOp& param) const override;
+  std::string render_define_var(LLVMIRContext& ctx, const UOp& var) const override;
+  std::string render_special(LLVMIRContext& ctx, const UOp& special) const override;
+  void render_barrier(LLVMIRContext& ctx, const UOp& barrier) const override;
+  std::string render_local(LLVMIRContext& ctx, const UOp& local) const override;
+  std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const override;
 
 private:
   RendererCaps caps_;

@@ -20,7 +20,7 @@ int probe(char* why, size_t why_len) noexcept {
 #endif
 }
 
-Device* create(const char* device_name, char* why, size_t why_len) noexcept {
+Device* create(const char* device_name, const char* arch, char* why, size_t why_len) noexcept {
   if (device_name == nullptr || std::strcmp(device_name, "CPU") != 0) {
     const std::string msg = std::string("the cpu plugin serves device CPU, not '") +
                             (device_name ? device_name : "(null)") + "'";
@@ -28,7 +28,7 @@ Device* create(const char* device_name, char* why, size_t why_len) noexcept {
     return nullptr;
   }
   try {
-    return new CpuDevice();
+    return new CpuDevice(arch != nullptr ? arch : "");
   } catch (const std::exception& e) {
     plugin::set_reason(why, why_len, e.what());
     return nullptr;

@@ -7,18 +7,13 @@
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
-#include "tg/env.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::cpu {
 
-int cpu_threads_from_env() {
-  const int64_t n = getenv_int("CPU_THREADS", 0);
-  if (n < 0 || n > 4096)
-    throw Error("CPU_THREADS=" + std::to_string(n) +
-                " is out of range; use a thread count >= 1, or 0 (or unset) for all cores");
-  return static_cast<int>(n);
-}
+// The knob registry refuses values outside 0..4096 with the knob's name.
+int cpu_threads_from_env() { return static_cast<int>(knobs::CPU_THREADS.get()); }
 
 CpuRuntime::CpuRuntime(int threads)
     : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_) {}

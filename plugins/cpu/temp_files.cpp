@@ -1,19 +1,20 @@
 #include "temp_files.hpp"
 
 #include <cerrno>
-#include <cstdlib>
+#include <cstdlib> // mkdtemp
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::cpu {
 
 TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tg-cpu-XXXXXX";
+  const std::string tmp = knobs::TMPDIR.get();
+  std::string tmpl = (tmp.empty() ? std::string("/tmp") : tmp) + "/tg-cpu-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr)

@@ -11,7 +11,7 @@
 #include "cpu/cpu_test_util.hpp"
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
-#include "tg/env.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::codegen_test {
 
@@ -41,7 +41,7 @@ inline UOpPtr reduce(Ops op, const UOpPtr& v, std::vector<UOpPtr> ranges) {
 inline const RendererCaps& cpu_caps() { return cpu::test::device().renderer("LLVM").caps(); }
 
 // NOOPT=1 in the environment: lower_kernel applies no optimizations.
-inline bool noopt() { return getenv_int("NOOPT") != 0; }
+inline bool noopt() { return knobs::NOOPT != 0; }
 
 // Lowers `ast` for the CPU and runs it with `renderer` on `bufs` (copied back).
 inline LoweredKernel run_ast(const UOpPtr& ast, const std::string& renderer,

@@ -5,7 +5,6 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <random>
 
@@ -13,6 +12,7 @@
 #include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
 #include "tg/ir/float_formats.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tg;
 using namespace tg::codegen_test;
@@ -167,9 +167,11 @@ TEST_SUITE("codegen.decomp") {
     CHECK(count(lower_kernel(ast, cpu_caps())) == 3);
     CHECK(count(lower_kernel(ast, no_transcendentals())) == 0);
     // TRANSCENDENTAL=2 forces it on a renderer that has them.
-    setenv("TRANSCENDENTAL", "2", 1);
-    const int forced = count(lower_kernel(ast, cpu_caps()));
-    unsetenv("TRANSCENDENTAL");
+    int forced = -1;
+    {
+      tg::Context force{{"TRANSCENDENTAL", 2}};
+      forced = count(lower_kernel(ast, cpu_caps()));
+    }
     CHECK(forced == 0);
   }
 
@@ -361,9 +363,11 @@ TEST_SUITE("codegen.decomp") {
       auto o = bufs[0].as<int32_t>();
       for (int64_t t = 0; t < n; ++t) REQUIRE(o[t] == t / 7 * 100 + t % 7 + (t + 3) / 16);
     }
-    setenv("DISABLE_FAST_IDIV", "1", 1);
-    LoweredKernel off = lower_kernel(ast, cpu_caps());
-    unsetenv("DISABLE_FAST_IDIV");
+    LoweredKernel off;
+    {
+      tg::Context disable{{"DISABLE_FAST_IDIV", 1}};
+      off = lower_kernel(ast, cpu_caps());
+    }
     CHECK(count_ops(off, {Ops::IDIV, Ops::MOD}) > 0);
   }
 }

@@ -426,4 +426,34 @@ TEST_SUITE("codegen.opt") {
           }
         });
   }
+
+  TEST_CASE("tensor cores are data: tinygrad's CUDA m16n8k16 checks out, a broken one is refused") {
+    TensorCore tc;
+    tc.dims = {8, 16, 16};
+    tc.threads = 32;
+    tc.elements_per_thread = {8, 4, 4};
+    tc.dtype_in = dtypes::float16;
+    tc.dtype_out = dtypes::float32;
+    tc.opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
+    tc.swizzle = {
+        TensorCore::Operand{{"r1", "r2", "l2", "l3", "l4"}, {"u1", "r3"}, {"l0", "l1", "u0", "r0"}},
+        TensorCore::Operand{
+            {"r1", "r2", "u0", "l0", "l1"}, {"r0", "r3"}, {"l4", "u1", "l2", "l3"}}};
+    CHECK(tc.check() == "");
+    CHECK(tc.name() == "WMMA_8_16_16_float16_float32");
+    RendererCaps caps;
+    caps.tensor_cores = {tc};
+    CHECK(tensor_cores_for(caps, dtypes::float16, dtypes::float32).size() == 1);
+    CHECK(tensor_cores_for(caps, dtypes::bfloat16, dtypes::float32).empty());
+    TensorCore broken = tc;
+    broken.threads = 16;
+    CHECK(broken.check() == "WMMA_8_16_16_float16_float32: threads must be 2^(local opts)");
+    broken = tc;
+    broken.swizzle[1].reduce[0] = "l0"; // l0 twice, r0 missing
+    CHECK(broken.check().find("the swizzle of B is not a permutation of the axes") !=
+          std::string::npos);
+    caps.tensor_cores.push_back(broken);
+    CHECK_THROWS_WITH_AS(tensor_cores_for(caps, dtypes::float16, dtypes::float32),
+                         doctest::Contains("describes a tensor core it cannot have"), Error);
+  }
 }

@@ -7,6 +7,7 @@
 #include "codegen_test_util.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/pattern_matcher.hpp"
 
 using namespace tg;
 using namespace tg::codegen_test;
@@ -172,5 +173,120 @@ TEST_SUITE("codegen.errors") {
     auto b = reduce(Ops::MAX, ld(x, i * 4 + k), {k});
     CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, a + b)}), cpu_caps()),
                          doctest::Contains("Ops.RANGE"), Error);
+  }
+}
+
+TEST_SUITE("codegen.pipeline") {
+  TEST_CASE("the back half is a table of named passes") {
+    std::vector<std::string_view> names;
+    for (const auto& p : codegen_passes()) names.push_back(p.name);
+    CHECK(names == std::vector<std::string_view>{
+                       "simplify", "optimize", "expand", "promote_half_float", "transcendentals",
+                       "fast_idiv", "renderer_decompositions", "lower_reduces", "devectorize",
+                       "renderer_rules", "gpudims", "add_ends", "linearize"});
+  }
+
+  // A copy of the table with one pass replaced.
+  std::vector<Pass<KernelLowering>> with_pass(std::string_view name, void (*run)(KernelLowering&)) {
+    std::vector<Pass<KernelLowering>> passes(codegen_passes().begin(), codegen_passes().end());
+    for (auto& p : passes)
+      if (p.name == name) p.run = run;
+    return passes;
+  }
+
+  UOpPtr elementwise_ast() {
+    auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64);
+    auto i = rng(64, 0);
+    return UOp::sink({st(out, i, ld(x, i) + UOp::const_(dtypes::float32, 1.0))});
+  }
+
+  TEST_CASE("SPEC=1 names the pass that built a bad node") {
+    // devectorize, broken: it adds an ADD with one source to the kernel.
+    auto broken = with_pass("devectorize", [](KernelLowering& c) {
+      UOpPtr bad = UOp::make(Ops::ADD, dtypes::float32, {UOp::const_(dtypes::float32, 1.0)});
+      c.sink = UOp::sink({c.sink->src[0], bad});
+    });
+    const UOpPtr ast = elementwise_ast();
+    tg::Context spec{{"SPEC", 1}};
+    CHECK_THROWS_WITH_AS(lower_kernel_with_passes(ast, one_dim_caps(), broken),
+                         doctest::Contains("pass codegen/devectorize produced a node that breaks "
+                                           "the spec: spec: UOp(Ops.ADD"),
+                         SpecError);
+    // Unbroken, the same kernel lowers under SPEC=1.
+    CHECK(!lower_kernel(ast, one_dim_caps()).uops.empty());
+  }
+
+  TEST_CASE("SPEC=1 checks each pass's result, also nodes built before the check was on") {
+    static UOpPtr premade; // a malformed node built while SPEC was off
+    premade = UOp::make(Ops::ADD, dtypes::int32, {UOp::const_(dtypes::int32, 1)});
+    auto broken = with_pass("gpudims", [](KernelLowering& c) {
+      c.sink = UOp::sink({c.sink->src[0], premade});
+    });
+    tg::Context spec{{"SPEC", 1}};
+    CHECK_THROWS_WITH_AS(lower_kernel_with_passes(elementwise_ast(), one_dim_caps(), broken),
+                         doctest::Contains("pass codegen/gpudims produced a node that breaks"),
+                         SpecError);
+    premade = nullptr;
+  }
+
+  TEST_CASE("the driver times every pass while TRACK_MATCH_STATS is on") {
+    tg::Context stats{{"TRACK_MATCH_STATS", 1}};
+    lower_kernel(elementwise_ast(), one_dim_caps());
+    std::vector<std::string> names;
+    for (const PassStats& s : pass_stats()) names.push_back(s.name);
+    for (const char* want :
+         {"codegen/simplify", "codegen/expand", "codegen/linearize", "graph_rewrite devectorize"})
+      CHECK_MESSAGE(std::find(names.begin(), names.end(), want) != names.end(), want);
+  }
+
+  TEST_CASE("PRINT_AFTER names passes by name or pipeline/name") {
+    {
+      tg::Context c{{"PRINT_AFTER", "expand,schedule/memory_plan"}};
+      CHECK(print_after("codegen", "expand"));
+      CHECK(print_after("schedule", "memory_plan"));
+      CHECK(!print_after("codegen", "devectorize"));
+      CHECK(!print_after("codegen", "memory_plan"));
+    }
+    tg::Context all{{"PRINT_AFTER", "all"}};
+    CHECK(print_after("codegen", "linearize"));
+  }
+
+  TEST_CASE("a renderer's extra rules and decompositions are applied by codegen") {
+    // A test renderer without MAX (its decomposition: a < b ? b : a) that spells x*2 as x+x.
+    static const PatternMatcher decompositions({
+        {UPat::var("a").maximum(UPat::var("b")),
+         [](const Captures& c) { return c["a"]->lt(c["b"])->where(c["b"], c["a"]); }},
+    });
+    static const PatternMatcher extra({
+        {UPat::var("x", {dtypes::float32}) * 2.0,
+         [](const Captures& c) { return c["x"] + c["x"]; }},
+    });
+    RendererCaps caps = cpu_caps();
+    caps.decompositions = &decompositions;
+    caps.extra_matcher = &extra;
+    const int64_t n = 64;
+    auto out = buf(0, dtypes::float32, n), x = buf(1, dtypes::float32, n),
+         y = buf(2, dtypes::float32, n);
+    auto i = rng(n, 0);
+    auto two = UOp::const_(dtypes::float32, 2.0);
+    const UOpPtr ast = UOp::sink({st(out, i, ld(x, i)->alu(Ops::MAX, {ld(y, i)}) * two)});
+    std::vector<float> xv(n), yv(n);
+    for (int64_t t = 0; t < n; ++t) xv[t] = float(t % 7) - 3, yv[t] = float(t % 5) - 2;
+    for (const std::string& renderer : cpu::test::kRenderers) {
+      CAPTURE(renderer);
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(yv)};
+      const LoweredKernel k = run_ast_opts(ast, renderer, bufs, {}, caps);
+      bool float_mul = false, max = false, where = false;
+      for (const UOpPtr& u : k.uops) {
+        float_mul |= u->op == Ops::MUL && u->dtype.is_float();
+        max |= u->op == Ops::MAX;
+        where |= u->op == Ops::WHERE;
+      }
+      CHECK(!max);
+      CHECK(where);
+      CHECK(!float_mul);
+      auto o = bufs[0].as<float>();
+      for (int64_t t = 0; t < n; ++t) REQUIRE(o[t] == std::max(xv[t], yv[t]) * 2);
+    }
   }
 }

@@ -3,10 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <random>
 #include <regex>
 
 #include "codegen_test_util.hpp"
+#include "tg/compile_cache.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/runner.hpp"
 
 using namespace tg;
@@ -194,5 +198,43 @@ TEST_SUITE("codegen.runner") {
     CHECK(time_to_str(5.21e-6) == "     5.21us");
     CHECK(time_to_str(0.0152) == "    15.20ms");
     CHECK(time_to_str(12.5) == "    12.50s ");
+  }
+
+  TEST_CASE("DEBUG=4 prints the source and DEBUG=7 the assembly, also on a compile-cache hit") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tg-runner-cache-" + std::to_string(std::random_device{}()));
+    const LoweredKernel k = lower_kernel(add_4_8(), cpu_caps());
+    for (const std::string& renderer : kRenderers) {
+      CAPTURE(renderer);
+      std::FILE* f = std::tmpfile();
+      REQUIRE(f);
+      std::string source;
+      const CompileCacheStats before = compile_cache_stats();
+      {
+        tg::Context debug{{"DEBUG", 7}, {"TG_CACHE_DIR", dir.string()}, {"TG_COMPILER_CACHE", 1}};
+        CompiledRunner compiled(cpu_dev(), renderer, k, f);
+        CompiledRunner cached(cpu_dev(), renderer, k, f);
+        source = cached.source();
+      }
+      const CompileCacheStats after = compile_cache_stats();
+      CHECK(after.misses - before.misses == 1);
+      CHECK(after.hits - before.hits == 1); // the second runner's binary came from the cache
+      std::rewind(f);
+      std::string printed;
+      for (int ch; (ch = std::fgetc(f)) != EOF;) printed.push_back(static_cast<char>(ch));
+      std::fclose(f);
+      auto count = [&](const std::string& what) {
+        int n = 0;
+        for (size_t at = printed.find(what); at != std::string::npos;
+             at = printed.find(what, at + 1))
+          ++n;
+        return n;
+      };
+      CHECK(count(source) == 2);
+      CHECK(count(k.name + ":\n") == 2); // the disassembly's label, once per runner
+      CHECK(count("\tret") >= 2);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
   }
 }

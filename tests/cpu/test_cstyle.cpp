@@ -3,6 +3,7 @@
 
 #include "cpu_test_util.hpp"
 #include "tg/plugin/cstyle.hpp"
+#include "tg/plugin/llvm_ir.hpp"
 
 using namespace tg;
 using namespace tg::cpu::test;
@@ -21,6 +22,7 @@ public:
   std::string name() const override { return "TOY"; }
   const RendererCaps& caps() const override { return caps_; }
   std::string kernel_prefix() const override { return "extern \"C\" __global__ "; }
+  std::string infinity() const override { return "INFINITY"; }
   std::string special_index(const UOp& s) const override {
     const auto& n = std::get<std::string>(s.arg);
     return std::string(n[0] == 'g' ? "blockIdx." : "threadIdx.") + "xyz"[n.back() - '0'];
@@ -56,8 +58,69 @@ TEST_SUITE("cpu.cstyle") {
     CHECK(has(src, "int gidx0 = blockIdx.x;"));
     CHECK(has(src, "int lidx0 = threadIdx.x;"));
     CHECK(has(src, "?(*(data1+alu1)):0x0p+0f)"));
-    CHECK(has(src, "max(val0,(-__builtin_inff()))"));
+    CHECK(has(src, "max(val0,(-INFINITY))"));
     CHECK(has(src, "*(data0+alu1) = alu3;"));
+  }
+
+  TEST_CASE("the base leaves vendor spellings to the dialect, and names the hook it lacks") {
+    class Bare final : public CStyleRenderer {
+    public:
+      std::string name() const override { return "BARE"; }
+      const RendererCaps& caps() const override { return caps_; }
+
+    private:
+      RendererCaps caps_;
+    };
+    Bare r;
+    auto render = [&](const UOpPtr& u) {
+      Linear k;
+      k.add(u);
+      return r.render("k", k.list());
+    };
+    CHECK_THROWS_WITH_AS(render(UOp::make(Ops::BARRIER, dtypes::void_, {})),
+                         doctest::Contains("the dialect spells no barrier (set barrier())"), Error);
+    CHECK_THROWS_WITH_AS(
+        render(UOp::make(Ops::DEFINE_LOCAL, dtypes::float32.ptr(16, AddrSpace::Local), {}, 0)),
+        doctest::Contains("declares no work-group memory (set local_decl())"), Error);
+    CHECK_THROWS_WITH_AS(
+        render(UOp::const_(dtypes::float32, std::numeric_limits<double>::infinity())),
+        doctest::Contains("spells no infinity (set infinity())"), Error);
+    CHECK_THROWS_WITH_AS(r.type_name(dtypes::float16),
+                         doctest::Contains("names no scalar float16 type (set type_name())"),
+                         Error);
+    CHECK(r.type_name(dtypes::float32) == "float"); // what every C-like language spells alike
+  }
+
+  TEST_CASE("the LLVM IR base leaves the calling convention to the target") {
+    class BareIR final : public LLVMIRRenderer {
+    public:
+      std::string name() const override { return "BAREIR"; }
+      const RendererCaps& caps() const override { return caps_; }
+
+    private:
+      RendererCaps caps_;
+    };
+    BareIR r;
+    auto render = [&](const std::vector<UOpPtr>& uops) {
+      Linear k;
+      for (const UOpPtr& u : uops) k.add(u);
+      return r.render("k", k.list());
+    };
+    CHECK_THROWS_WITH_AS(render({param(0, dtypes::float32, 4)}),
+                         doctest::Contains("the target passes no buffers (set render_param())"),
+                         Error);
+    CHECK_THROWS_WITH_AS(render({special("gidx0", 4)}),
+                         doctest::Contains("no work-item indices (set render_special())"), Error);
+    CHECK_THROWS_WITH_AS(render({UOp::make(Ops::BARRIER, dtypes::void_, {})}),
+                         doctest::Contains("spells no barrier (set render_barrier())"), Error);
+    CHECK_THROWS_WITH_AS(render({}), doctest::Contains("defines no kernel function"), Error);
+    // The CPU's target sets them all: the same nodes render.
+    Linear k;
+    k.add(param(0, dtypes::float32, 4));
+    k.add(special("gidx0", 4));
+    k.add(UOp::make(Ops::BARRIER, dtypes::void_, {}));
+    const std::string src = device().renderer("LLVM").render("k", k.list());
+    CHECK(has(src, "define void @k(ptr noalias nocapture readonly %bufs"));
   }
 
   TEST_CASE("the C dialect declares vector types and the CPU calling convention") {

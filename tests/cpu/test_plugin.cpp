@@ -3,6 +3,7 @@
 
 #include "cpu_test_util.hpp"
 #include "tg/device_registry.hpp"
+#include "tg/error.hpp"
 
 using namespace tg;
 using namespace tg::cpu::test;
@@ -47,6 +48,18 @@ TEST_SUITE("cpu.plugin") {
       al.free(o, n * 4);
       al.free(in, n * 4);
     }
+  }
+
+  TEST_CASE("the CPU serves this machine's architecture and refuses others with a reason") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(TG_CPU_PLUGIN_DIR);
+    std::shared_ptr<Device> plain = reg.open("CPU");
+    CHECK(plain->host_visible());
+    CHECK(plain->arch() == "");
+    const std::string host = tg::cpu::host_cpu();
+    CHECK(reg.open("CPU:LLVM:" + host)->arch() == host);
+    CHECK_THROWS_WITH_AS(reg.open("CPU:LLVM:sm_90"),
+                         doctest::Contains("cannot serve architecture 'sm_90'"), Error);
   }
 
 } // TEST_SUITE

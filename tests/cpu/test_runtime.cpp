@@ -2,11 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <bit>
-#include <cstdlib>
 
 #include "cpu_test_util.hpp"
 #include "runtime.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tg;
 using namespace tg::cpu::test;
@@ -97,9 +97,8 @@ TEST_SUITE("cpu.runtime") {
   }
 
   TEST_CASE("CPU_THREADS caps the threads a launch uses") {
-    setenv("CPU_THREADS", "1", 1);
+    tg::Context one{{"CPU_THREADS", 1}}; // read when the device is made
     tg::cpu::CpuDevice dev;
-    unsetenv("CPU_THREADS");
     CHECK(dev.threads() == 1);
     const int64_t n = 1 << 16;
     auto bin = dev.compiler("LLVM").compile(dev.renderer("LLVM").render("step", step_kernel(n)));
@@ -112,10 +111,8 @@ TEST_SUITE("cpu.runtime") {
     CHECK(std::popcount(dynamic_cast<tg::cpu::CpuProgram&>(*prg).thread_mask()) == 1);
     dev.allocator().free(buf, n * 4);
 
-    setenv("CPU_THREADS", "-2", 1);
-    CHECK_THROWS_WITH_AS(tg::cpu::CpuDevice(), doctest::Contains("CPU_THREADS=-2 is out of range"),
-                         tg::Error);
-    unsetenv("CPU_THREADS");
+    CHECK_THROWS_WITH_AS(tg::Context({{"CPU_THREADS", -2}}),
+                         doctest::Contains("CPU_THREADS='-2' is out of range"), tg::Error);
   }
 
   TEST_CASE("a launch spreads over no more threads than the device has, and times when asked") {
@@ -174,11 +171,15 @@ TEST_SUITE("cpu.runtime") {
     CHECK(contains(device().compiler("C").identity(), "clang-19"));
   }
 
-  TEST_CASE("the LLVM compiler emits assembly for DEBUG=7") {
-    auto& c = dynamic_cast<tg::cpu::LlvmCompiler&>(device().compiler("LLVM"));
-    const std::string asm_text =
-        c.assembly(device().renderer("LLVM").render("step", step_kernel(64)));
-    CHECK(contains(asm_text, "step:"));
+  TEST_CASE("both compilers disassemble their binaries for DEBUG=7") {
+    for (const char* r : {"LLVM", "C"}) {
+      CAPTURE(r);
+      Compiler& c = device().compiler(r);
+      const std::string asm_text =
+          c.disassemble(c.compile(device().renderer(r).render("step", step_kernel(64))));
+      CHECK(contains(asm_text, "step:\n"));
+      CHECK(contains(asm_text, "\tret"));
+    }
   }
 
 } // TEST_SUITE

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/plugin_manifest.hpp"
+#include "runtime/plugin_manifest.hpp"
 #include "tg/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

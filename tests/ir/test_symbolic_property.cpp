@@ -13,9 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tg/env.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 namespace {
 
@@ -338,7 +338,7 @@ Stats run_property(int64_t n_exprs, uint64_t seed, bool wide) {
 
 TEST_SUITE("ir.symbolic_property") {
   TEST_CASE("simplify keeps the value of random integer expressions") {
-    const int64_t n_exprs = getenv_int("TG_SYMBOLIC_PROPERTY_N", 8000);
+    const int64_t n_exprs = knobs::TG_SYMBOLIC_PROPERTY_N;
     const Stats st = run_property(n_exprs, 0x5eed1234abcdULL, false);
     CHECK(st.failures == 0);
     // The rules must actually do something on these expressions.
@@ -347,7 +347,7 @@ TEST_SUITE("ir.symbolic_property") {
   }
 
   TEST_CASE("simplify keeps the value of int8 expressions that wrap around") {
-    const int64_t n_exprs = getenv_int("TG_SYMBOLIC_PROPERTY_N", 8000) / 2;
+    const int64_t n_exprs = knobs::TG_SYMBOLIC_PROPERTY_N / 2;
     const Stats st = run_property(n_exprs, 0x8b175eedULL, true);
     CHECK(st.failures == 0);
   }

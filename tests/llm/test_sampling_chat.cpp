@@ -19,7 +19,7 @@
 #include "llm_test_util.hpp"
 #include "tg/error.hpp"
 #include "tg/gguf.hpp"
-#include "tg/schedule.hpp"
+#include "tg/realize.hpp"
 
 using namespace tg;
 using namespace tg::llm;
@@ -151,12 +151,12 @@ TEST_SUITE("llm.chat") {
       tok = argmax(l);
       l = s.feed(std::span<const int32_t>(&tok, 1));
     }
-    const int64_t compiled = schedule_cache_stats().kernels_compiled;
+    const int64_t compiled = compiled_kernel_count();
     for (int i = 0; i < 100; ++i) {
       tok = argmax(l);
       l = s.feed(std::span<const int32_t>(&tok, 1));
     }
-    CHECK(schedule_cache_stats().kernels_compiled == compiled);
+    CHECK(compiled_kernel_count() == compiled);
     CHECK(s.position() == 104);
     CHECK_THROWS_AS(s.rewind(105), Error);
   }

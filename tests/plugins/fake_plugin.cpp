@@ -66,8 +66,14 @@ private:
 
 class FakeDevice final : public tg::Device {
 public:
-  explicit FakeDevice(std::string name) : name_(std::move(name)) {}
+  FakeDevice(std::string name, std::string arch) : name_(std::move(name)), arch_(std::move(arch)) {}
   std::string name() const override { return name_; }
+#ifndef FAKE_ABI_1_0 // a 1.0 plugin's Device has no such virtuals: the core must not ask
+  std::string arch() const override { return arch_; } // records what create() was given
+#ifdef FAKE_HOST_VISIBLE
+  bool host_visible() const override { return true; }
+#endif
+#endif
   tg::Allocator& allocator() override { return allocator_; }
   std::vector<std::string> renderers() const override { return {"TEXT"}; }
   tg::Renderer& renderer(const std::string&) override { return renderer_; }
@@ -79,6 +85,7 @@ public:
 
 private:
   std::string name_;
+  [[maybe_unused]] std::string arch_;
   FakeAllocator allocator_;
   FakeRenderer renderer_;
   FakeCompiler compiler_;
@@ -97,9 +104,10 @@ int probe(char* why, size_t why_len) noexcept {
 #endif
 }
 
-tg::Device* create(const char* device, char* why, size_t why_len) noexcept {
+// Serves the default architecture ("") and any called "fake<something>".
+tg::Device* create_arch(const char* device, const char* arch, char* why, size_t why_len) noexcept {
 #ifdef FAKE_CREATE_FAIL
-  (void)device;
+  (void)device, (void)arch;
   tg::plugin::set_reason(why, why_len, "out of fake device memory");
   return nullptr;
 #else
@@ -107,7 +115,14 @@ tg::Device* create(const char* device, char* why, size_t why_len) noexcept {
 #ifdef FAKE_NEEDS_DEP
     if (tg_test_dep_value() != 42) return nullptr;
 #endif
-    return new FakeDevice(device);
+    const std::string a = arch != nullptr ? arch : "";
+    if (!a.empty() && a.rfind("fake", 0) != 0) {
+      tg::plugin::set_reason(
+          why, why_len,
+          (std::string(device) + " serves architectures fake*, not '" + a + "'").c_str());
+      return nullptr;
+    }
+    return new FakeDevice(device, a);
   } catch (const std::exception& e) {
     tg::plugin::set_reason(why, why_len, e.what());
     return nullptr;
@@ -120,8 +135,14 @@ constexpr uint32_t kAbiMajor = TG_PLUGIN_ABI_MAJOR + 1;
 #else
 constexpr uint32_t kAbiMajor = TG_PLUGIN_ABI_MAJOR;
 #endif
+tg::Device* create(const char* device, char* why, size_t why_len) noexcept {
+  return create_arch(device, "", why, why_len);
+}
+
 #ifdef FAKE_ABI_MINOR_BUMP
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR + 1;
+#elif defined(FAKE_ABI_1_0)
+constexpr uint32_t kAbiMinor = 0;
 #else
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR;
 #endif
@@ -132,6 +153,8 @@ constexpr uint32_t kMagic = TG_PLUGIN_MAGIC;
 #endif
 #ifdef FAKE_SMALL_STRUCT
 constexpr uint32_t kSize = 48; // as if built against a shorter, older struct
+#elif defined(FAKE_ABI_1_0)
+constexpr uint32_t kSize = TG_PLUGIN_INFO_V1_0_SIZE; // the handshake ends before create_arch
 #else
 constexpr uint32_t kSize = sizeof(tg_plugin_info_v1);
 #endif
@@ -142,10 +165,17 @@ constexpr uint32_t kSize = sizeof(tg_plugin_info_v1);
 } // namespace
 
 // Written by hand rather than with TG_DEFINE_PLUGIN so that the ABI fields can be broken.
+// FAKE_ABI_1_0 stands in for a plugin built against ABI 1.0: minor 0, a 64-byte handshake
+// without create_arch, a Device without 1.1's virtuals.
 extern "C" __attribute__((visibility("default"))) const tg_plugin_info_v1* tg_plugin_query_v1() {
+#ifdef FAKE_ABI_1_0
+  constexpr auto kCreateArch = nullptr;
+#else
+  constexpr auto kCreateArch = create_arch;
+#endif
   static const tg_plugin_info_v1 info{
       kMagic,       kSize,          kAbiMajor,         kAbiMinor,
       FAKE_ABI_TAG, TG_PLUGIN_NAME, TG_PLUGIN_VERSION, TG_PLUGIN_MANIFEST_JSON,
-      probe,        create};
+      probe,        create,         kCreateArch};
   return &info;
 }

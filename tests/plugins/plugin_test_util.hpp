@@ -1,9 +1,7 @@
 #pragma once
-// Helpers for the plugin tests: where the test plugins are, a scratch folder, and scoped
-// environment variables.
-#include <cstdlib>
+// Helpers for the plugin tests: where the test plugins are and a scratch folder. Knobs are
+// overridden with tg::Context (tg/knobs.hpp).
 #include <filesystem>
-#include <optional>
 #include <random>
 #include <string>
 
@@ -34,30 +32,6 @@ public:
 
 private:
   std::filesystem::path path_;
-};
-
-// Sets (or unsets, with nullopt) an environment variable for the scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
 };
 
 } // namespace tg::test

@@ -3,10 +3,10 @@
 
 #include "plugin_test_util.hpp"
 #include "tg/compile_cache.hpp"
+#include "tg/knobs.hpp"
 
 namespace fs = std::filesystem;
 using namespace tg;
-using tg::test::ScopedEnv;
 using tg::test::TempDir;
 
 namespace {
@@ -39,8 +39,8 @@ std::vector<fs::path> entries(const fs::path& dir) {
 TEST_SUITE("plugins.compile_cache") {
   TEST_CASE("a second compile of the same source and compiler is served from disk") {
     TempDir tmp;
-    ScopedEnv dir("TG_CACHE_DIR", tmp.path().string());
-    ScopedEnv on("TG_COMPILER_CACHE", std::nullopt);
+    tg::Context dir{{"TG_CACHE_DIR", tmp.path().string()}};
+    tg::Context on{{"TG_COMPILER_CACHE", ""}};
     CountingCompiler c("cc 1"), other("cc 1.1");
     std::vector<uint8_t> first = compile_cached(c, "int k;");
     CHECK(c.compiles == 1);
@@ -58,7 +58,7 @@ TEST_SUITE("plugins.compile_cache") {
 
   TEST_CASE("corrupt or truncated entries are ignored and rewritten") {
     TempDir tmp;
-    ScopedEnv dir("TG_CACHE_DIR", tmp.path().string());
+    tg::Context dir{{"TG_CACHE_DIR", tmp.path().string()}};
     CountingCompiler c("cc");
     std::vector<uint8_t> good = compile_cached(c, "src");
     REQUIRE(entries(tmp.path()).size() == 1);
@@ -84,8 +84,8 @@ TEST_SUITE("plugins.compile_cache") {
 
   TEST_CASE("TG_COMPILER_CACHE=0 compiles every time and writes nothing") {
     TempDir tmp;
-    ScopedEnv dir("TG_CACHE_DIR", tmp.path().string());
-    ScopedEnv off("TG_COMPILER_CACHE", "0");
+    tg::Context dir{{"TG_CACHE_DIR", tmp.path().string()}};
+    tg::Context off{{"TG_COMPILER_CACHE", "0"}};
     CountingCompiler c("cc");
     compile_cached(c, "src");
     compile_cached(c, "src");
@@ -94,7 +94,7 @@ TEST_SUITE("plugins.compile_cache") {
   }
 
   TEST_CASE("an unwritable cache only costs compiles") {
-    ScopedEnv dir("TG_CACHE_DIR", "/proc/tg-cache-cannot-exist");
+    tg::Context dir{{"TG_CACHE_DIR", "/proc/tg-cache-cannot-exist"}};
     CountingCompiler c("cc");
     CHECK(compile_cached(c, "src") == compile_cached(c, "src"));
     CHECK(c.compiles == 2);

@@ -5,13 +5,13 @@
 #include "plugin_test_util.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/plugin/abi.hpp"
 
 namespace fs = std::filesystem;
 using namespace tg;
 using tg::test::case_dir;
 using tg::test::case_lib;
-using tg::test::ScopedEnv;
 using tg::test::TempDir;
 
 TEST_SUITE("plugins.loader") {
@@ -26,7 +26,7 @@ TEST_SUITE("plugins.loader") {
     CHECK(found[0].devices == std::vector<std::string>{"TESTDEV"});
     CHECK(found[0].renderers == std::vector<std::string>{"TEXT"});
     CHECK(found[0].priority == 5);
-    CHECK(found[0].abi == "1.0");
+    CHECK(found[0].abi == "1.1");
     CHECK(found[0].library_path == fs::path(case_lib("good", "testdev")));
     CHECK(dlopen(case_lib("good", "testdev").c_str(), RTLD_NOW | RTLD_NOLOAD) == nullptr);
   }
@@ -38,7 +38,7 @@ TEST_SUITE("plugins.loader") {
     REQUIRE(found.size() == 1);
     CHECK(found[0].state == PluginState::available);
     CHECK(found[0].reason.empty());
-    CHECK(found[0].abi == std::string("1.0 ") + TG_PLUGIN_ABI_TAG);
+    CHECK(found[0].abi == std::string("1.1 ") + TG_PLUGIN_ABI_TAG);
     CHECK(reg.available_devices() == std::vector<std::string>{"TESTDEV"});
     std::shared_ptr<Device> dev = reg.open("testdev");
     REQUIRE(dev);
@@ -93,7 +93,7 @@ TEST_SUITE("plugins.loader") {
     TempDir cwd;
     fs::path old_cwd = fs::current_path();
     fs::current_path(cwd.path());
-    ScopedEnv env("TG_PLUGIN_PATH", "/opt/a:relative/b::/opt/c");
+    tg::Context env{{"TG_PLUGIN_PATH", "/opt/a:relative/b::/opt/c"}};
     DeviceRegistry reg(true);
     reg.add_search_path("/opt/explicit");
     std::vector<fs::path> path = reg.search_path();
@@ -197,8 +197,9 @@ TEST_SUITE("plugins.loader") {
   }
 
   TEST_CASE("TG_PLUGIN_PATH finds plugins, folders or files") {
-    ScopedEnv env("TG_PLUGIN_PATH", case_dir("good").string() + ":" +
-                                        (case_dir("fakecuda") / "libtg-fakecuda.json").string());
+    tg::Context env{
+        {"TG_PLUGIN_PATH", case_dir("good").string() + ":" +
+                               (case_dir("fakecuda") / "libtg-fakecuda.json").string()}};
     DeviceRegistry reg(true);
     std::vector<PluginInfo> found = reg.manifests();
     REQUIRE(found.size() >= 2);

@@ -5,11 +5,11 @@
 #include "plugin_test_util.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tg;
 using tg::test::case_dir;
 using tg::test::case_lib;
-using tg::test::ScopedEnv;
 
 namespace {
 
@@ -22,7 +22,7 @@ void add_fakecuda_and_null(DeviceRegistry& reg) {
 
 TEST_SUITE("plugins.selection") {
   TEST_CASE("automatic selection skips the unavailable plugin") {
-    ScopedEnv dev("DEV", std::nullopt);
+    tg::Context dev{{"DEV", ""}};
     DeviceRegistry reg(false);
     add_fakecuda_and_null(reg);
     std::shared_ptr<Device> d = reg.default_device();
@@ -32,7 +32,7 @@ TEST_SUITE("plugins.selection") {
   }
 
   TEST_CASE("automatic selection takes the highest priority available") {
-    ScopedEnv dev("DEV", std::nullopt);
+    tg::Context dev{{"DEV", ""}};
     DeviceRegistry reg(false);
     reg.add_search_path(TG_TEST_NULL_MANIFEST); // priority -10, found first
     reg.add_search_path(case_dir("good"));      // priority 5
@@ -41,7 +41,7 @@ TEST_SUITE("plugins.selection") {
   }
 
   TEST_CASE("explicit DEV=FAKECUDA fails with the reasons and the available devices") {
-    ScopedEnv dev("DEV", "fakecuda");
+    tg::Context dev{{"DEV", "fakecuda"}};
     DeviceRegistry reg(false);
     add_fakecuda_and_null(reg);
     CHECK_THROWS_WITH_AS(reg.default_device(),
@@ -54,7 +54,7 @@ TEST_SUITE("plugins.selection") {
   }
 
   TEST_CASE("DEV names a device and renderer") {
-    ScopedEnv dev("DEV", "null:null");
+    tg::Context dev{{"DEV", "null:null"}};
     DeviceRegistry reg(false);
     add_fakecuda_and_null(reg);
     CHECK(reg.default_device()->name() == "NULL");
@@ -76,7 +76,7 @@ TEST_SUITE("plugins.selection") {
   }
 
   TEST_CASE("no plugin at all") {
-    ScopedEnv dev("DEV", std::nullopt);
+    tg::Context dev{{"DEV", ""}};
     DeviceRegistry reg(false);
     CHECK_THROWS_WITH_AS(reg.default_device(),
                          doctest::Contains("no device available (no plugin found)"), Error);

@@ -87,6 +87,17 @@ TEST_SUITE("tensor.creation") {
         {}, "eye int8", dtypes::int8);
   }
 
+  TEST_CASE("from_vector takes a braced shape, a device name, or neither") {
+    const std::vector<float> v{1, 2, 3, 4, 5, 6};
+    const int64_t n = static_cast<int64_t>(v.size()); // not a constant: {n} would narrow to char
+    CHECK(Tensor::from_vector(v, {n}).shape() == Shape{6});
+    CHECK(Tensor::from_vector(v, {2, 3}).shape() == Shape{2, 3});
+    CHECK(Tensor::from_vector(v, {3, 2}, "CPU").shape() == Shape{3, 2});
+    CHECK(Tensor::from_vector(v, "CPU").shape() == Shape{6});
+    CHECK(Tensor::from_vector(v, std::string("CPU")).device() == "CPU");
+    CHECK(Tensor::from_vector(v).to_vector<float>() == v);
+  }
+
   TEST_CASE("from_vector over dtypes and shapes") {
     CHECK(Tensor::from_vector<int8_t>({-1, 2, 3}).to_vector<int8_t>() ==
           std::vector<int8_t>{-1, 2, 3});

@@ -1,4 +1,4 @@
-// Gradient checks for the nn functional ops (issue #5): every differentiable op of tensor_nn.cpp,
+// Gradient checks for the nn functional ops: every differentiable op of tensor_nn.cpp,
 // tensor_conv.cpp and tensor_loss.cpp against central finite differences in float64
 // (gradcheck.hpp), the losses also against their analytic gradients, and the kernel count of a
 // conv2d -> batch_norm -> relu block's forward + backward on NULL.

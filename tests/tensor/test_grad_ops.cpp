@@ -1,4 +1,4 @@
-// Gradient checks (issue #5) for the math ops, reductions, scans and sorts of mathops
+// Gradient checks for the math ops, reductions, scans and sorts of mathops
 // (tensor_activations.cpp, tensor_scan.cpp, tensor_sort.cpp) and for the indexing and movement
 // ops (tensor_indexing.cpp, tensor_movement_ext.cpp): central finite differences in float64 on
 // small shapes (gradcheck.hpp, relative error below 1e-5), at points away from every kink.

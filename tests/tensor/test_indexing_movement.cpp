@@ -1,5 +1,5 @@
-// Movement ops of issue #5 part C against C++ loops: pad modes (constant, reflect, replicate,
-// circular; PyTorch's flat order and per-axis pairs; negative padding), repeat, tile,
+// The movement ops beyond the primitive views, against C++ loops: pad modes (constant, reflect,
+// replicate, circular; PyTorch's flat order and per-axis pairs; negative padding), repeat, tile,
 // repeat_interleave, roll, split, chunk, unflatten, movedim, tril, triu, diag, meshgrid, flip
 // over several axes; views add no kernel on NULL; bad arguments raise naming the values.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Activations and elementwise math (issue #5 part B) against C++ loops in double: every op over
+// Activations and elementwise math against C++ loops in double: every op over
 // float32 (through every view), float16 and bfloat16 (views in rotation), integer inputs where
 // the op takes them, zero-size and 0-d tensors, nan and inf.
 //

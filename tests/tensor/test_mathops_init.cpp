@@ -1,4 +1,4 @@
-// Creation ops (issue #5 part B): linspace against C++ loops with exact ends; the random
+// Creation ops: linspace against C++ loops with exact ends; the random
 // initializers by statistics of 100000 samples with stated bounds (several standard errors
 // wide, so a correct generator fails them with probability far below 1e-6), reproducibility
 // under manual_seed, randperm is a permutation, multinomial never draws a zero-weight class.

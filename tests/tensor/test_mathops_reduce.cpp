@@ -1,5 +1,5 @@
-// Variance, scans, max/min with indices, sort, topk and argsort (issue #5 part B) against C++
-// loops: dtypes, views, ties, nan, long axes (the blocked scan), zero-size and 0-d tensors.
+// Variance, scans, max/min with indices, sort, topk and argsort against C++ loops:
+// dtypes, views, ties, nan, long axes (the blocked scan), zero-size and 0-d tensors.
 //
 // Tolerances (ref.hpp's per dtype): var/std of up to 60 terms 4x (a sum, then a division and
 // for std a sqrt); scans over up to 7 terms 4x; long float32 scans (600..140000 terms)

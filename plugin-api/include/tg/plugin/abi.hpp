@@ -4,6 +4,13 @@
 // number, the struct's size, the ABI version and an ABI tag (compiler family and major
 // version, C++ standard library ABI, build type). Only when all of them agree does the
 // loader call probe() and create(). Both are noexcept and report errors as text.
+//
+// ABI 1.1 (minor 1) appends create_arch (DEV=DEVICE:RENDERER:ARCH reaches the plugin) and, in
+// tg/plugin/device.hpp, virtuals appended to Device (host_visible, arch) and fields appended to
+// RendererCaps (tensor cores, extra rules, decompositions). A 1.0 plugin still loads: the
+// loader reads its handshake only up to struct_size and serves its devices through an adapter
+// that answers the 1.1 questions with the 1.0 behaviour (not host-visible, no architecture,
+// no tensor cores or extra rules), so the core never calls what a 1.0 binary does not have.
 #include <cstddef>
 #include <cstdint>
 
@@ -42,13 +49,13 @@ extern "C" {
 // Version 1 of the handshake. Fields are only ever appended (ABI minor bumps); the loader
 // reads no further than struct_size.
 struct tg_plugin_info_v1 {
-  uint32_t magic;       // TG_PLUGIN_MAGIC
-  uint32_t struct_size; // sizeof(tg_plugin_info_v1) as the plugin saw it
-  uint32_t abi_major;   // must equal the core's
-  uint32_t abi_minor;   // must not be newer than the core's
-  const char* abi_tag;  // TG_PLUGIN_ABI_TAG of the plugin's build
-  const char* name;     // "cpu", "null", ...
-  const char* version;  // the plugin's own version
+  uint32_t magic;            // TG_PLUGIN_MAGIC
+  uint32_t struct_size;      // sizeof(tg_plugin_info_v1) as the plugin saw it
+  uint32_t abi_major;        // must equal the core's
+  uint32_t abi_minor;        // must not be newer than the core's
+  const char* abi_tag;       // TG_PLUGIN_ABI_TAG of the plugin's build
+  const char* name;          // "cpu", "null", ...
+  const char* version;       // the plugin's own version
   const char* manifest_json; // the manifest it was built with (compared with the file's)
   // 1: a device can be created here; 0: not, with the reason written to `why` (NUL-ended).
   int (*probe)(char* why, size_t why_len) noexcept;
@@ -56,6 +63,10 @@ struct tg_plugin_info_v1 {
   // reason in `why`. Ownership passes to the caller, who deletes it through the virtual
   // destructor while the library stays loaded.
   tg::Device* (*create)(const char* device_name, char* why, size_t why_len) noexcept;
+  // ABI 1.1: create() for architecture `arch` ("" for the device's default), or nullptr with
+  // the reason (e.g. an architecture the plugin cannot serve) in `why`.
+  tg::Device* (*create_arch)(const char* device_name, const char* arch, char* why,
+                             size_t why_len) noexcept;
 };
 
 typedef const tg_plugin_info_v1* (*tg_plugin_query_v1_fn)();
@@ -63,7 +74,9 @@ typedef const tg_plugin_info_v1* (*tg_plugin_query_v1_fn)();
 
 #define TG_PLUGIN_MAGIC 0x31505447u // "TGP1"
 #define TG_PLUGIN_ABI_MAJOR 1u
-#define TG_PLUGIN_ABI_MINOR 0u
+#define TG_PLUGIN_ABI_MINOR 1u
+// The handshake of ABI 1.0 ends before create_arch: the smallest struct the loader accepts.
+#define TG_PLUGIN_INFO_V1_0_SIZE 64u
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
 
 // Pin the layout: a plugin and the core must agree on it field by field.
@@ -77,4 +90,5 @@ static_assert(offsetof(tg_plugin_info_v1, version) == 32);
 static_assert(offsetof(tg_plugin_info_v1, manifest_json) == 40);
 static_assert(offsetof(tg_plugin_info_v1, probe) == 48);
 static_assert(offsetof(tg_plugin_info_v1, create) == 56);
-static_assert(sizeof(tg_plugin_info_v1) == 64);
+static_assert(offsetof(tg_plugin_info_v1, create_arch) == TG_PLUGIN_INFO_V1_0_SIZE);
+static_assert(sizeof(tg_plugin_info_v1) == 72);

@@ -18,6 +18,8 @@ public:
   std::string render_kernel(const std::string& name, const CStyleContext& ctx) const override;
   std::string render_special(CStyleContext& ctx, const UOp& special) const override;
   std::string barrier() const override { return "/* barrier: no-op on CPU */"; }
+  std::string infinity() const override { return "__builtin_inff()"; }
+  std::string nan() const override { return "__builtin_nanf(\"\")"; }
   // A work group is one thread: its shared memory is a private array.
   std::string local_decl(DType elem, const std::string& name, int64_t size) const override {
     return type_name(elem) + " " + name + "[" + std::to_string(size) + "];";

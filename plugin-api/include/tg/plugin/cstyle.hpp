@@ -8,7 +8,10 @@
 //
 // What differs between dialects is a hook: type names, the kernel's signature and prefix,
 // how buffers and scalar variables arrive, the expression for a work-item index, the barrier,
-// vector constructors, casts and bitcasts, infinity and NaN literals.
+// vector constructors, casts and bitcasts, infinity and NaN literals. The base spells only what
+// every C-like language spells alike; hooks whose spelling is a vendor's (the barrier, shared
+// memory, float16 and bfloat16 names, bitcasts, infinity and NaN, work-item indices) are empty
+// here, and a kernel that needs one the dialect did not set raises tg::Error naming the hook.
 #include <array>
 #include <functional>
 #include <map>
@@ -59,7 +62,8 @@ public:
   std::string render(const std::string& kernel_name, std::span<const UOpPtr> uops) override;
 
   // ---- hooks a dialect overrides ----
-  // The scalar or vector type's name ("float", "float4", "half").
+  // The scalar or vector type's name ("float", "float4"). The scalar float16 and bfloat16
+  // names ("half", "__bf16", "_Float16") are the dialect's: the base has none.
   virtual std::string type_name(DType dt) const;
   // The whole kernel from its rendered body.
   virtual std::string render_kernel(const std::string& name, const CStyleContext& ctx) const;
@@ -70,18 +74,27 @@ public:
   virtual std::string special_index(const UOp& special) const;
   // Renders a SPECIAL: by default binds special_index to a variable named like the arg.
   virtual std::string render_special(CStyleContext& ctx, const UOp& special) const;
-  // Work-group memory (DEFINE_LOCAL) declaration.
-  virtual std::string local_decl(DType elem, const std::string& name, int64_t size) const;
+  // Work-group memory (DEFINE_LOCAL) declaration ("__shared__ float temp0[256];" in CUDA).
+  // Dialect-set: empty by default.
+  virtual std::string local_decl(DType /*elem*/, const std::string& /*name*/,
+                                 int64_t /*size*/) const {
+    return "";
+  }
   virtual std::string kernel_prefix() const { return ""; }
   // One lane of a vector expression.
   virtual std::string gep(const std::string& vec, int64_t lane) const;
-  virtual std::string barrier() const { return "__syncthreads();"; }
+  // The work-group barrier statement ("__syncthreads();" in CUDA). Dialect-set.
+  virtual std::string barrier() const { return ""; }
   virtual std::string vector_ctor(DType dt, const std::vector<std::string>& lanes) const;
   virtual std::string render_cast(DType to, DType from, const std::string& x) const;
-  virtual std::string render_bitcast(DType to, DType from, const std::string& x) const;
+  // Dialect-set (as_type<>, __builtin_bit_cast, a union ...): empty by default.
+  virtual std::string render_bitcast(DType /*to*/, DType /*from*/, const std::string& /*x*/) const {
+    return "";
+  }
   virtual std::string render_const(const ConstValue& v, DType dt) const;
-  virtual std::string infinity() const { return "__builtin_inff()"; }
-  virtual std::string nan() const { return "__builtin_nanf(\"\")"; }
+  // Float infinity and NaN literals ("INFINITY", "__builtin_inff()"). Dialect-set.
+  virtual std::string infinity() const { return ""; }
+  virtual std::string nan() const { return ""; }
   // An ALU op's expression; by default the op table's entry. Dialects override it for ops
   // their language lacks (and may add preamble helpers through ctx). nullopt: unsupported.
   virtual std::optional<std::string> code_for_op(CStyleContext& ctx, Ops op, DType dt,

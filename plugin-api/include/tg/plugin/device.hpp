@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tg/ir/uop.hpp"
+#include "tg/plugin/tensor_core.hpp"
 
 namespace tg {
 
@@ -26,16 +27,18 @@ public:
   virtual ~Allocator() = default;
   virtual DevicePtr alloc(size_t bytes) = 0; // throws tg::Error when out of memory
   virtual void free(DevicePtr p, size_t bytes) = 0;
-  virtual void copy_in(DevicePtr dst, const void* src, size_t bytes) = 0;  // host -> device
-  virtual void copy_out(void* dst, DevicePtr src, size_t bytes) = 0;       // device -> host
+  virtual void copy_in(DevicePtr dst, const void* src, size_t bytes) = 0; // host -> device
+  virtual void copy_out(void* dst, DevicePtr src, size_t bytes) = 0;      // device -> host
   // A view `offset` bytes into `base` (no copy). Devices with flat addresses add.
   virtual DevicePtr offset(DevicePtr base, size_t offset) { return base + offset; }
 };
 
+class PatternMatcher;
+
 // What a renderer's target can do; codegen passes read these.
 struct RendererCaps {
-  bool has_local = false;   // work groups (GPU)
-  bool has_shared = false;  // shared/local memory
+  bool has_local = false;  // work groups (GPU)
+  bool has_shared = false; // shared/local memory
   bool supports_float4 = true;
   bool supports_half = true; // float16 arithmetic (else emulated in float32)
   // EXP2, LOG2 and SIN in hardware or a math library (else codegen decomposes them into
@@ -44,7 +47,14 @@ struct RendererCaps {
   std::array<int64_t, 3> global_max{0x7fffffff, 0, 0}; // 0: dimension absent
   std::array<int64_t, 3> local_max{0, 0, 0};
   int64_t shared_max = 0;
-  std::vector<std::string> tensor_cores; // names, empty when none
+  // ABI 1.1 (appended; a 1.0 plugin's caps end before these and read as empty).
+  std::vector<TensorCore> tensor_cores; // empty when none
+  // Rules codegen applies after devectorize, before gpudims (tinygrad's extra_matcher): the
+  // renderer's own spellings, e.g. a fused multiply-add. Owned by the renderer, may be null.
+  const PatternMatcher* extra_matcher = nullptr;
+  // Rules codegen applies with its decompositions, before reduce lowering: ops the renderer
+  // lacks rewritten into ops it has. Owned by the renderer, may be null.
+  const PatternMatcher* decompositions = nullptr;
 };
 
 // Turns one linearized kernel (docs/KERNEL_IR.md) into source for its compiler.
@@ -132,7 +142,7 @@ public:
   virtual ~Device() = default;
   virtual std::string name() const = 0; // "CPU"
   virtual Allocator& allocator() = 0;
-  virtual std::vector<std::string> renderers() const = 0; // first is the default
+  virtual std::vector<std::string> renderers() const = 0;  // first is the default
   virtual Renderer& renderer(const std::string& name) = 0; // throws tg::Error naming choices
   virtual Compiler& compiler(const std::string& renderer_name) = 0;
   virtual std::shared_ptr<Program> load(const std::string& kernel_name,
@@ -142,6 +152,13 @@ public:
   // caller launches them one by one on queue()). Throws tg::Error for launches it cannot
   // record (a null program).
   virtual std::shared_ptr<Graph> graph(std::vector<GraphLaunch> /*launches*/) { return nullptr; }
+
+  // ABI 1.1 (appended: the core asks a 1.0 plugin's devices through an adapter instead).
+  // True when the device's addresses are host pointers the host can read and write, so host
+  // memory can be borrowed (zero-copy from_blob, mapped safetensors) instead of copied.
+  virtual bool host_visible() const { return false; }
+  // The architecture the device was created for (DEV=DEVICE:RENDERER:ARCH), "" for its default.
+  virtual std::string arch() const { return ""; }
 };
 
 } // namespace tg

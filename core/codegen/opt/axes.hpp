@@ -1,0 +1,35 @@
+#pragma once
+// What the kernel optimizer's files share: the kinds of axes Opts count, a kernel's ranges in
+// id order, and constant range sizes.
+#include <algorithm>
+#include <vector>
+
+#include "tg/ir/uop.hpp"
+
+namespace tg::opt_detail {
+
+inline bool is_output_axis(AxisType t) {
+  return t == AxisType::Global || t == AxisType::Loop || t == AxisType::Local ||
+         t == AxisType::Thread;
+}
+inline bool is_reduce_axis(AxisType t) {
+  return t == AxisType::Reduce || t == AxisType::GroupReduce;
+}
+inline bool is_upcast_axis(AxisType t) { return t == AxisType::Upcast || t == AxisType::Unroll; }
+
+inline const RangeArg& rarg(const UOp* r) { return std::get<RangeArg>(r->arg); }
+
+// Every RANGE of the kernel, in id order.
+inline std::vector<const UOp*> ranges_of(const UOpPtr& ast) {
+  std::vector<const UOp*> out;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::RANGE) out.push_back(u);
+  std::sort(out.begin(), out.end(),
+            [](const UOp* a, const UOp* b) { return rarg(a).id < rarg(b).id; });
+  return out;
+}
+
+// A range's size when it is a constant, else -1.
+inline int64_t const_size(const UOp* r) { return r->src[0]->is_const() ? r->src[0]->ivmin() : -1; }
+
+} // namespace tg::opt_detail

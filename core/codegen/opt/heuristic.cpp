@@ -1,0 +1,199 @@
+// The hand-coded heuristic (tinygrad's heuristic.py): which Opts a kernel gets when none are
+// given, read from the strides of its index expressions instead of ShapeTrackers.
+#include <optional>
+#include <unordered_set>
+
+#include "axes.hpp"
+#include "tg/codegen_opt.hpp"
+#include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
+
+namespace tg {
+
+using namespace opt_detail;
+
+namespace {
+
+// The coefficient of range `r` in a linear index expression: 0 when `idx` does not use it,
+// nullopt when it is not linear in it.
+std::optional<int64_t> coeff(const UOp* idx, const UOp* r) {
+  if (idx == r) return 1;
+  if (!idx->backward_slice().count(r)) return 0;
+  if (idx->op == Ops::ADD) {
+    auto a = coeff(idx->src[0].get(), r), b = coeff(idx->src[1].get(), r);
+    if (a && b) return *a + *b;
+    return std::nullopt;
+  }
+  if (idx->op == Ops::MUL) {
+    for (int s = 0; s < 2; ++s)
+      if (idx->src[s]->is_const()) {
+        auto o = coeff(idx->src[1 - s].get(), r);
+        if (o) return *o * idx->src[s]->ivmin();
+      }
+  }
+  return std::nullopt;
+}
+
+// The addresses (index expressions, gates included) of every buffer access of the kernel.
+std::vector<const UOp*> accesses(const UOpPtr& ast) {
+  std::vector<const UOp*> out;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::INDEX && u->src.size() >= 2 && u->src[0]->op == Ops::PARAM) out.push_back(u);
+  return out;
+}
+
+// The stride of `r` in an access: 0 when the address does not depend on it, its coefficient
+// when linear, a large number otherwise.
+int64_t stride(const UOp* index, const UOp* r) {
+  const UOp* idx = index->src[1].get();
+  if (!index->backward_slice().count(r)) return 0;
+  auto c = coeff(idx, r);
+  return c && *c != 0 ? std::abs(*c) : int64_t{1} << 40;
+}
+
+} // namespace
+
+std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps) {
+  std::vector<Opt> applied;
+  UOpPtr k = ast;
+  auto apply = [&](const Opt& o) {
+    k = graph_rewrite(apply_opt(k, o), symbolic(), "simplify");
+    applied.push_back(o);
+  };
+  auto upcast_ranges = [&] {
+    std::vector<const UOp*> out;
+    for (const UOp* r : ranges_of(k))
+      if (is_upcast_axis(rarg(r).type)) out.push_back(r);
+    return out;
+  };
+  auto lanes = [&] {
+    int64_t n = 1;
+    for (const UOp* r : upcast_ranges()) n *= const_size(r);
+    return n;
+  };
+
+  // Upcast output axes some buffer broadcasts over, while the output is large.
+  std::vector<int64_t> upcasted_ids;
+  while (true) {
+    const auto out_axes = opt_axes(k, false);
+    int64_t out_size = 1;
+    bool symbolic_size = false;
+    for (const auto& r : out_axes) {
+      const int64_t s = const_size(r.get());
+      if (s < 0) symbolic_size = true;
+      out_size *= std::max<int64_t>(s, 1);
+    }
+    if (symbolic_size || out_size < 1024 || out_axes.empty()) break;
+    const auto acc = accesses(k);
+    const auto ups = upcast_ranges();
+    std::unordered_set<const UOp*> stored_at;
+    for (const UOp* u : k->toposort())
+      if (u->op == Ops::STORE) stored_at.insert(u->src[0].get());
+    // (not read along it, buffers with a nonzero stride, sum of strides, axis, amount):
+    // smallest first. When no axis the output is contiguous along can be upcast, an axis some
+    // load reads contiguously (the input channels of a weight gradient, stored channels-last)
+    // comes first and 8 wide: whole vector loads and the other operand broadcast, instead of
+    // shuffles (a 5x5 weight gradient: 3x faster).
+    auto contiguity = [&](const UOp* r) {
+      std::pair<bool, bool> lc_sc{false, false}; // (some load, the store) along r
+      for (const UOp* b : acc)
+        (stored_at.count(b) ? lc_sc.second : lc_sc.first) |= stride(b, r) == 1;
+      return lc_sc;
+    };
+    auto splits = [&](const UOp* r) {
+      const int64_t s = const_size(r);
+      return s > 0 && ((s % 3 == 0 && s != 3) || (s % 4 == 0 && s != 4));
+    };
+    bool store_contig_candidate = false;
+    for (const auto& r : out_axes)
+      store_contig_candidate |= splits(r.get()) && contiguity(r.get()).second;
+    std::optional<std::tuple<int, int64_t, int64_t, int, int>> best;
+    for (size_t a = 0; a < out_axes.size(); ++a) {
+      const UOp* r = out_axes[a].get();
+      if (std::find(upcasted_ids.begin(), upcasted_ids.end(), rarg(r).id) != upcasted_ids.end())
+        continue;
+      const int64_t s = const_size(r);
+      const auto [load_contig, store_contig] = contiguity(r);
+      const int first = load_contig && !store_contig && !store_contig_candidate ? 0 : 1;
+      for (int amount : {3, 4, 8}) {
+        if (amount == 8 && first != 0) continue;
+        if (s < 0 || s % amount != 0 || s == amount) continue;
+        bool broadcast = false;
+        for (const UOp* b : acc) {
+          bool has_zero_upcast = false;
+          for (const UOp* u : ups) has_zero_upcast |= stride(b, u) == 0;
+          broadcast |= stride(b, r) == 0 && !has_zero_upcast;
+        }
+        if (!broadcast) continue;
+        int64_t nonzero = 0, sum = 0;
+        for (const UOp* b : acc) {
+          const int64_t st = stride(b, r);
+          nonzero += st > 0;
+          sum += st;
+        }
+        std::tuple<int, int64_t, int64_t, int, int> cand{first, nonzero, sum, static_cast<int>(a),
+                                                         first == 0 ? -amount : amount};
+        if (!best || cand < *best) best = cand;
+      }
+    }
+    if (!best) break;
+    const UOp* chosen = out_axes[static_cast<size_t>(std::get<3>(*best))].get();
+    int amount = std::abs(std::get<4>(*best));
+    // Without work groups (CPU) the first upcast of an axis that is contiguous in the output
+    // goes 16 wide: every row read along it uses whole cache lines and the stores are two
+    // 8-float vectors (a 1024 matmul: 16 -> 97 GFLOP/s here, against tinygrad's 4).
+    if (!caps.has_local && upcasted_ids.empty()) {
+      bool contiguous_out = false;
+      for (const UOp* u : k->toposort())
+        if (u->op == Ops::STORE && u->src[0]->op == Ops::INDEX)
+          contiguous_out |= stride(u->src[0].get(), chosen) == 1;
+      const int64_t s = const_size(chosen);
+      for (int wide : {16, 8})
+        if (contiguous_out && s % wide == 0 && s > wide) {
+          amount = wide;
+          break;
+        }
+    }
+    upcasted_ids.push_back(rarg(chosen).id);
+    apply({OptOp::UPCAST, std::get<3>(*best), amount});
+    if (upcasted_ids.size() >= 2) break;
+  }
+
+  // Unroll the last reduce axis: whole when small (and the vectors stay within 128 lanes), else
+  // by 4.
+  {
+    const auto red = opt_axes(k, true);
+    if (!red.empty() && lanes() < 32) {
+      const int last = static_cast<int>(red.size()) - 1;
+      const int64_t s = const_size(red.back().get());
+      if (s > 1 && s <= 32 && lanes() * s <= 128) {
+        apply({OptOp::UNROLL, last, 0});
+        // A second tiny reduce axis goes too.
+        const auto red2 = opt_axes(k, true);
+        if (s <= 3 && !red2.empty()) {
+          const int64_t s2 = const_size(red2.back().get());
+          if (s2 > 1 && s2 <= 3) apply({OptOp::UNROLL, static_cast<int>(red2.size()) - 1, 0});
+        }
+      } else if (s > 4 && s % 4 == 0) {
+        apply({OptOp::UNROLL, last, 4});
+      }
+    }
+  }
+
+  // Nothing upcast yet: float4 stores along the last output axis when it is contiguous there.
+  if (upcast_ranges().empty()) {
+    const auto out_axes = opt_axes(k, false);
+    if (!out_axes.empty()) {
+      const UOp* r = out_axes.back().get();
+      const int64_t s = const_size(r);
+      bool contiguous = false;
+      for (const UOpPtr& st : k->src)
+        if (st->op == Ops::STORE) contiguous |= coeff(st->src[0]->src[1].get(), r) == 1;
+      if (s > 4 && s % 4 == 0 && contiguous)
+        apply({OptOp::UPCAST, static_cast<int>(out_axes.size()) - 1, 4});
+    }
+  }
+  return applied;
+}
+
+} // namespace tg

@@ -1,0 +1,91 @@
+#pragma once
+// LLVMIRRenderer: the shared base of renderers that emit textual LLVM IR (the CPU's, and the
+// NVPTX and AMDGPU targets to come), as CStyleRenderer is for C-like languages. It walks a
+// linearized kernel (docs/KERNEL_IR.md) once, in order, and renders each node with the rule
+// its op has in a table: loops as header-phi/latch blocks, gated loads and stores as branches
+// (a phi gives the alternative), registers as entry-block allocas, bool as i1 in registers and
+// i8 in memory, bfloat16 as its i16 bits (loads, stores, casts, bitcasts and WHERE only; codegen
+// promotes its math), float MAX as llvm.maximum (NaN-propagating, as exec_alu).
+//
+// What a target decides is a hook, empty in the base (a kernel that needs one the target did not
+// set raises tg::Error naming it): how buffers (PARAM) and variables (DEFINE_VAR) arrive, what a
+// work-item index (SPECIAL) is, the barrier, work-group memory (DEFINE_LOCAL), and the function
+// around the body (signature, calling convention, attributes).
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tg/error.hpp"
+#include "tg/plugin/device.hpp"
+
+namespace tg {
+
+struct LLVMLoop {
+  int id;
+  std::string var, type; // the induction variable and its LLVM type
+};
+
+// The state of one render.
+struct LLVMIRContext {
+  std::vector<std::string> entry;   // entry-block instructions (parameters, allocas)
+  std::vector<std::string> body;    // the body, in blocks
+  std::vector<std::string> helpers; // internal functions the kernel calls, emitted once
+  std::set<std::string> declares;   // intrinsic declarations
+  std::unordered_map<const UOp*, std::string> names, gates;
+  std::unordered_map<const UOp*, LLVMLoop> loops;
+  std::unordered_map<const UOp*, int> ifs;
+  std::vector<LLVMLoop> open_specials; // work-item loops a target opened (closed at the end)
+  std::string block = "entry";
+  int counter = 0, nvars = 0;
+
+  std::string tmp() { return "%t" + std::to_string(counter++); }
+  int next() { return counter++; }
+  void emit(const std::string& s) { body.push_back("  " + s); }
+  void place(const std::string& label) {
+    body.push_back(label + ":");
+    block = label;
+  }
+  // An instruction with a result: emits `%tN = text` and returns %tN.
+  std::string op(const std::string& text) {
+    std::string t = tmp();
+    emit(t + " = " + text);
+    return t;
+  }
+  // The name a source node was rendered as; a node used before it was rendered is a broken
+  // linearization and raises tg::Error.
+  const std::string& operator[](const UOpPtr& u) const;
+};
+
+class LLVMIRRenderer : public Renderer {
+public:
+  std::string render(const std::string& kernel_name, std::span<const UOpPtr> uops) override;
+
+  // ---- hooks a target sets (the base raises naming the hook) ----
+  virtual std::string render_param(LLVMIRContext& ctx, const UOp& param) const;
+  virtual std::string render_define_var(LLVMIRContext& ctx, const UOp& var) const;
+  virtual std::string render_special(LLVMIRContext& ctx, const UOp& special) const;
+  virtual void render_barrier(LLVMIRContext& ctx, const UOp& barrier) const;
+  virtual std::string render_local(LLVMIRContext& ctx, const UOp& local) const;
+  // The whole module: the function around the rendered entry block and body (closing the
+  // work-item loops the target opened), then module_tail(ctx) and the target's attributes.
+  virtual std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const;
+
+  // ---- for targets ----
+  // The LLVM type of a dtype ("float", "<4 x i32>", "ptr"); bool is i8 `in_memory`.
+  static std::string type(DType d, bool in_memory = false);
+  static int bits(DType d); // 1 for bool
+  // A loop from `start` (inclusive) to `end` (exclusive) in the body; returns its variable.
+  LLVMLoop open_loop(LLVMIRContext& ctx, DType dt, const std::string& start,
+                     const std::string& end) const;
+  void close_loop(LLVMIRContext& ctx, const LLVMLoop& loop) const;
+  // The helper functions and intrinsic declarations the body needs.
+  static std::string module_tail(const LLVMIRContext& ctx);
+  // An entry-block array of `count` elements of `elem` (registers, a work group's memory).
+  std::string alloca_array(LLVMIRContext& ctx, DType elem, int64_t count) const;
+  // tg::Error naming the node and this renderer.
+  [[noreturn]] void unsupported(const UOp& u, const std::string& why = "") const;
+};
+
+} // namespace tg

@@ -1,0 +1,79 @@
+// ABI 1.1's seams: DEV's ARCH reaches the plugin's create(), a 1.0 plugin still loads (served
+// through the adapter), and whether host memory is borrowed is the device's answer.
+#include <doctest/doctest.h>
+
+#include "plugin_test_util.hpp"
+#include "tg/buffer.hpp"
+#include "tg/device_registry.hpp"
+#include "tg/error.hpp"
+#include "tg/tensor.hpp"
+
+using namespace tg;
+using tg::test::case_dir;
+
+TEST_SUITE("plugins.abi") {
+  TEST_CASE("DEV=DEVICE:RENDERER:ARCH passes ARCH to create()") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("good"));
+    std::shared_ptr<Device> fake9 = reg.open("TESTDEV:TEXT:fake9");
+    CHECK(fake9->arch() == "fake9"); // the test plugin's device records what create() got
+    CHECK(reg.open("testdev:text:fake9") == fake9); // one device per architecture
+    std::shared_ptr<Device> plain = reg.open("TESTDEV");
+    CHECK(plain->arch() == "");
+    CHECK(plain != fake9);
+  }
+
+  TEST_CASE("a plugin that cannot serve an architecture refuses with its reason") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("good"));
+    CHECK_THROWS_WITH_AS(reg.open("TESTDEV:TEXT:sm_90"),
+                         doctest::Contains("create(\"TESTDEV\", arch \"sm_90\") failed: TESTDEV "
+                                           "serves architectures fake*, not 'sm_90'"),
+                         Error);
+    // The plugin stays available for the architectures it serves.
+    CHECK(reg.open("TESTDEV:TEXT:fake1")->arch() == "fake1");
+  }
+
+  TEST_CASE("a plugin built against ABI 1.0 still loads") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("abi10"));
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].state == PluginState::available);
+    CHECK(found[0].abi.rfind("1.0 ", 0) == 0);
+    std::shared_ptr<Device> d = reg.open("ABI10");
+    CHECK(d->name() == "ABI10");
+    // The 1.1 questions get 1.0's answers from the adapter, never from the 1.0 object.
+    CHECK(d->arch() == "");
+    CHECK(!d->host_visible());
+    const RendererCaps& caps = d->renderer("TEXT").caps();
+    CHECK(caps.tensor_cores.empty());
+    CHECK(caps.extra_matcher == nullptr);
+    CHECK(caps.decompositions == nullptr);
+    CHECK(caps.supports_float4); // 1.0's fields are read from the 1.0 caps
+    CHECK(d->renderer("TEXT").render("k", {}) == "k: 0 uops");
+    CHECK_THROWS_WITH_AS(reg.open("ABI10:TEXT:fake1"),
+                         doctest::Contains("the plugin has ABI 1.0, which cannot take an "
+                                           "architecture"),
+                         Error);
+  }
+
+  TEST_CASE("host visibility comes from the device: borrowed where it says so, copied elsewhere") {
+    DeviceRegistry::global().add_search_path(case_dir("good"));
+    DeviceRegistry::global().add_search_path(case_dir("hostvis"));
+    std::vector<float> host(16, 1.5f);
+    const auto at = reinterpret_cast<DevicePtr>(host.data());
+
+    CHECK(!Buffer::host_visible("TESTDEV"));
+    Tensor copied = Tensor::from_blob(std::span<float>(host), {16}, "TESTDEV");
+    REQUIRE(copied.buffer());
+    CHECK(copied.buffer()->ptr() != at); // its own memory, filled by a copy
+    CHECK_THROWS_WITH_AS(Buffer::borrow_host("TESTDEV", dtypes::float32, 16, host.data(), nullptr),
+                         doctest::Contains("cannot borrow host memory"), Error);
+
+    CHECK(Buffer::host_visible("HOSTVIS"));
+    Tensor borrowed = Tensor::from_blob(std::span<float>(host), {16}, "HOSTVIS");
+    REQUIRE(borrowed.buffer());
+    CHECK(borrowed.buffer()->ptr() == at); // the host's memory itself
+  }
+}
