@@ -22,6 +22,7 @@ packages=(
   libtbb-dev doctest-dev zlib1g-dev
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
+  python3-venv                           # the venv of the llm server test's openai client
 )
 if [ "$bench" = 1 ]; then
   packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "llm_command.hpp"
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
@@ -20,18 +21,20 @@
 namespace {
 
 void usage(FILE* to) {
-  std::fprintf(to,
-               "usage: tinyrun [command]\n"
-               "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
-               "            (`tinyrun mnist help` for the options)\n"
-               "  demo, (none)\n"
-               "            print the version and the devices found, run a few tensor\n"
-               "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
-               "            the best found), check them against the host, and simplify an index\n"
-               "            expression\n"
-               "  version   print the version\n"
-               "  plugins   list every device plugin found, loaded or not and why\n"
-               "  simplify  simplify an index expression and print both forms\n");
+  std::fprintf(
+      to, "usage: tinyrun [command]\n"
+          "  llm       generate|chat|bench|serve|quantize|random on GGUF or Hugging Face models\n"
+          "            (`tinyrun llm help` for the commands)\n"
+          "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
+          "            (`tinyrun mnist help` for the options)\n"
+          "  demo, (none)\n"
+          "            print the version and the devices found, run a few tensor\n"
+          "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
+          "            the best found), check them against the host, and simplify an index\n"
+          "            expression\n"
+          "  version   print the version\n"
+          "  plugins   list every device plugin found, loaded or not and why\n"
+          "  simplify  simplify an index expression and print both forms\n");
 }
 
 // The index arithmetic a scheduler emits for reading a (4, 8) buffer through a reshape to
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "simplify") return simplify_demo();
     if (cmd == "plugins") return plugins_command();
+    if (cmd == "llm") return tinyrun::llm_command(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "mnist")
       return tinyrun::mnist_command(std::vector<std::string>(argv + 2, argv + argc));
     if (!cmd.empty() && cmd != "demo") {
