@@ -22,6 +22,9 @@ packages=(
   libtbb-dev doctest-dev zlib1g-dev
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
+  opencl-c-headers                       # plugins/qcom: the OpenCL API's declarations (never linked)
+  ocl-icd-libopencl1 pocl-opencl-icd     # plugins/qcom at run time: the ICD loader and POCL's CPU device
+  clinfo                                 # lists the OpenCL platforms and devices the loader sees
 )
 if [ "$bench" = 1 ]; then
   packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step
