@@ -299,8 +299,8 @@ TEST_SUITE("codegen.gpu") {
       return hand_coded_optimizations(simplify_kernel(ast), gpu_caps());
     };
     // A long reduction into few outputs: the group shares it, and nothing else happens.
-    CHECK(str(heuristic(row_sums(1, 4096))) == "Opt(GROUPTOP, 0, 16)");
-    CHECK(str(heuristic(row_sums(64, 1024))) == "Opt(GROUPTOP, 0, 16)");
+    CHECK(str(heuristic(row_sums(1, 4096))) == "Opt(GROUP, 0, 16)");
+    CHECK(str(heuristic(row_sums(64, 1024))) == "Opt(GROUP, 0, 16)");
     // Elementwise: upcast i (b broadcasts over it), then local sizes, the broadcast axis first
     // (all 16 of i left, then 8 of j, at most 128 work items).
     CHECK(str(heuristic(elementwise(64, 64))) ==

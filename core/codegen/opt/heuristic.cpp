@@ -135,9 +135,12 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     k = before; // a partial matvec layout is dropped
     applied.resize(n_before);
     // Few outputs and a reduce: the work group shares the reduce, and nothing else is done.
+    // GROUP, not tinygrad's GROUPTOP: neighbouring work items then read neighbouring elements,
+    // which GPUs coalesce and POCL vectorizes across work items (bench/cl_bench.cpp: a 16M sum
+    // at 23 GB/s with GROUP 16, 2.3 GB/s with GROUPTOP 16).
     if (auto out = output_size(k); out && *out <= 2048) {
       for (int axis = 0; axis < 3; ++axis)
-        if (try_apply({OptOp::GROUPTOP, axis, 16})) return applied;
+        if (try_apply({OptOp::GROUP, axis, 16})) return applied;
     }
   }
   auto upcast_ranges = [&] {

@@ -73,7 +73,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 
 // The default heuristic, in the spirit of tinygrad's heuristic.py. With work groups
 // (caps.has_local): a matrix-vector product gets GROUP 8, LOCAL 4 and UPCAST 4 on its rows; a
-// kernel with few outputs (at most 2048) and a long reduce gets GROUPTOP 16 and nothing more.
+// kernel with few outputs (at most 2048) and a long reduce gets GROUP 16 and nothing more.
 // Then, on every device: while the output has at least 1024 elements, upcast an output axis
 // some buffer broadcasts over (stride 0 in its index) by 3 or 4, up to two axes (without work
 // groups the first one 16 or 8 wide when contiguous in the output); unroll the last reduce
