@@ -84,7 +84,7 @@ UOpPtr work_group_dims(const UOpPtr& ast, const RendererCaps& caps, std::array<i
     for (size_t i = 0; i < locals.size(); ++i) subs[locals[i]] = l->index[i];
     for (size_t i = 0; i < l->launch.size(); ++i) local[i] = l->launch[i];
   }
-  // Global axes that cannot be fitted stay loops, innermost ones first.
+  // Global axes that cannot be fitted stay loops, outermost ones first.
   while (!globals.empty()) {
     auto g = codegen_detail::grouped_dims("gidx", sizes(globals), caps.global_max, true);
     if (g) {
