@@ -139,5 +139,41 @@ int main(int argc, char** argv) {
   write(mf, "negative_priority",
         text(R"({"name":"x","version":"2","abi_major":1,"abi_minor":3,)"
              R"("library":"libx.so","devices":["X","Y"],"priority":-5})"));
+
+  // CIFAR-10 batches: records of a label byte and 3072 pixels.
+  const fs::path cf = out / "cifar";
+  auto cifar = [](const std::vector<uint8_t>& labels, size_t extra) {
+    Bytes b;
+    for (uint8_t l : labels) {
+      b.push_back(l);
+      for (int i = 0; i < 3072; ++i) b.push_back(static_cast<uint8_t>(i * 7 + l));
+    }
+    b.insert(b.end(), extra, 0x55);
+    return b;
+  };
+  write(cf, "one", cifar({3}, 0));
+  write(cf, "three", cifar({0, 9, 5}, 0));
+  write(cf, "bad_label", cifar({1, 10}, 0));
+  write(cf, "truncated", cifar({2, 2}, 0x100));
+
+  // Layer graphs: a small valid one, and one with an index past the tensors.
+  const fs::path lg = out / "layer_graph";
+  const std::string tensors = R"("tensors":[{"name":"in","shape":[1,8,8,3],"type":"F32"},)"
+                              R"({"name":"w","shape":[4,3,3,3],"type":"F32","const":true},)"
+                              R"({"name":"b","shape":[4],"type":"F32","const":true},)"
+                              R"({"name":"out","shape":[1,8,8,4],"type":"F32"}])";
+  write(lg, "conv",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"CONV_2D","inputs":[0,1,2],"outputs":[3],)"
+             R"("opts":{"padding":"SAME","stride_w":1,"stride_h":1,"act":1}}],)"
+             R"("inputs":[0],"outputs":[3]})"));
+  write(lg, "softmax_null_opts",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"SOFTMAX","inputs":[0],"outputs":[3],"opts":null}],)"
+             R"("inputs":[0],"outputs":[3]})"));
+  write(lg, "index_past_end",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"ADD","inputs":[0,4],"outputs":[3]}],)"
+             R"("inputs":[0],"outputs":[3]})"));
   return 0;
 }
