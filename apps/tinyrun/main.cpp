@@ -1,7 +1,8 @@
 // tinyrun: the one command line of tinygrad-cpp. `mnist` trains and evaluates tinygrad's
-// beautiful_mnist on real digits; `demo` (also the bare command) reports what it is built with,
-// lists the device plugins and runs tensors through the whole pipeline; `llm`, `cifar`, `bert`
-// and `bench` join it as the engine lands.
+// beautiful_mnist on real digits; `cifar` trains hlb_cifar10 on CIFAR-10 and runs the MLPerf
+// Tiny ResNet-8; `bert` embeds sentences and trains BERT; `demo` (also the bare command)
+// reports what it is built with, lists the device plugins and runs tensors through the whole
+// pipeline; `llm` and `bench` join it as the engine lands.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "bert.hpp"
+#include "cifar.hpp"
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
@@ -20,18 +23,22 @@
 namespace {
 
 void usage(FILE* to) {
-  std::fprintf(to,
-               "usage: tinyrun [command]\n"
-               "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
-               "            (`tinyrun mnist help` for the options)\n"
-               "  demo, (none)\n"
-               "            print the version and the devices found, run a few tensor\n"
-               "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
-               "            the best found), check them against the host, and simplify an index\n"
-               "            expression\n"
-               "  version   print the version\n"
-               "  plugins   list every device plugin found, loaded or not and why\n"
-               "  simplify  simplify an index expression and print both forms\n");
+  std::fprintf(
+      to, "usage: tinyrun [command]\n"
+          "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
+          "            (`tinyrun mnist help` for the options)\n"
+          "  cifar     train|eval|bench tinygrad's hlb_cifar10 on CIFAR-10, eval the MLPerf\n"
+          "            Tiny ResNet-8 (`tinyrun cifar help`)\n"
+          "  bert      embed|tokenize|train|bench: BERT sentence embeddings (all-MiniLM-L6-v2)\n"
+          "            and the MLPerf BERT pretraining step (`tinyrun bert help`)\n"
+          "  demo, (none)\n"
+          "            print the version and the devices found, run a few tensor\n"
+          "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
+          "            the best found), check them against the host, and simplify an index\n"
+          "            expression\n"
+          "  version   print the version\n"
+          "  plugins   list every device plugin found, loaded or not and why\n"
+          "  simplify  simplify an index expression and print both forms\n");
 }
 
 // The index arithmetic a scheduler emits for reading a (4, 8) buffer through a reshape to
@@ -101,6 +108,10 @@ int main(int argc, char** argv) {
     if (cmd == "plugins") return plugins_command();
     if (cmd == "mnist")
       return tinyrun::mnist_command(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "cifar")
+      return tinyrun::cifar_command(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "bert")
+      return tinyrun::bert_command(std::vector<std::string>(argv + 2, argv + argc));
     if (!cmd.empty() && cmd != "demo") {
       std::fprintf(stderr, "tinyrun: unknown command '%s'\n", cmd.c_str());
       usage(stderr);
