@@ -1,6 +1,6 @@
 // Writes the seed corpora of the fuzz targets: small synthetic files of each format, valid and
 // slightly broken, made here (never the data of ../shared). Run by the build:
-//   make_seeds OUT_DIR   ->  OUT_DIR/{safetensors,idx,idx_gzip,manifest}/NAME
+//   make_seeds OUT_DIR   ->  OUT_DIR/TARGET/NAME, one folder per fuzz target
 #include <zlib.h>
 
 #include <cstdint>
@@ -175,5 +175,28 @@ int main(int argc, char** argv) {
         text("{" + tensors +
              R"(,"ops":[{"op":"ADD","inputs":[0,4],"outputs":[3]}],)"
              R"("inputs":[0],"outputs":[3]})"));
+
+  // WordPiece vocabularies (also tokenized as text by the target): valid, CRLF, without [SEP],
+  // not UTF-8.
+  const fs::path wp = out / "wordpiece";
+  write(wp, "vocab", text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\ncafé\n中\n"));
+  write(wp, "crlf", text("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nab\r\n"));
+  write(wp, "no_sep", text("[PAD]\n[UNK]\n[CLS]\nab\n"));
+  write(wp, "bad_utf8", Bytes{'[', 'P', 'A', 'D', ']', '\n', 0xc3, 0x28, '\n'});
+  write(wp, "text", text("Héllo, Wörld! 中文 [CLS] unbelievably ab ba\t\r\n"));
+
+  // BERT config.json: all-MiniLM-L6-v2's fields, another architecture, heads that do not divide.
+  const fs::path bc = out / "bert_config";
+  const std::string sizes = R"("vocab_size":30522,"hidden_size":384,"num_hidden_layers":6,)"
+                            R"("num_attention_heads":12,"intermediate_size":1536,)"
+                            R"("max_position_embeddings":512,"type_vocab_size":2)";
+  write(
+      bc, "minilm",
+      text(R"({"model_type":"bert",)" + sizes +
+           R"(,"layer_norm_eps":1e-12,"hidden_act":"gelu","position_embedding_type":"absolute"})"));
+  write(bc, "llama", text(R"({"model_type":"llama",)" + sizes + "}"));
+  write(bc, "bad_heads",
+        text(R"({"model_type":"bert","vocab_size":8,"hidden_size":10,"num_hidden_layers":1,)"
+             R"("num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":4})"));
   return 0;
 }
