@@ -75,8 +75,12 @@ Tensor BertModel::operator()(const Tensor& input_ids, const Tensor& token_type_i
                     std::to_string(config_.max_position_embeddings) +
                     " positions the model has (max_position_embeddings)");
   const Tensor positions = Tensor::arange(s).reshape({1, s}).expand({b, s});
-  Tensor e = word_embeddings(input_ids) + position_embeddings(positions) +
-             token_type_embeddings(token_type_ids);
+  // The gradient of the summed embeddings stored once: each embedding table's gradient is a
+  // one-hot product over the vocabulary, and fused there the LayerNorm backward above it would
+  // be recomputed for every vocabulary entry.
+  Tensor e = (word_embeddings(input_ids) + position_embeddings(positions) +
+              token_type_embeddings(token_type_ids))
+                 .contiguous_backward();
   Tensor hdn = drop(embeddings_norm(e), dropout_);
   // Padding gets -10000 added to its attention scores (BERT's extended mask).
   const Tensor mask =
@@ -113,9 +117,12 @@ PretrainingOutput BertForPreTraining::operator()(const Tensor& input_ids,
                             .eq(masked_positions.reshape({b, m, 1}))
                             .cast(hidden.dtype());
   const Tensor picked = onehot.matmul(hidden);
-  const Tensor t = transform_norm(bert_gelu(transform(picked), bert.config().hidden_act != "gelu"));
+  // Stored: the decoder reads each of its rows once per vocabulary entry, and fused there the
+  // gather, dense, GELU and LayerNorm above would be recomputed for every one.
+  const Tensor t =
+      transform_norm(bert_gelu(transform(picked), bert.config().hidden_act != "gelu")).contiguous();
   PretrainingOutput out;
-  out.mlm_logits = t.matmul(bert.word_embeddings.weight.transpose()) + decoder_bias_;
+  out.mlm_logits = (t.matmul(bert.word_embeddings.weight.transpose()) + decoder_bias_).contiguous();
   out.nsp_logits = seq_relationship(bert.pool(hidden));
   return out;
 }
@@ -125,7 +132,9 @@ std::array<Tensor, 3> BertForPreTraining::loss(const PretrainingOutput& out,
                                                const Tensor& masked_lm_weights,
                                                const Tensor& next_sentence_labels) const {
   const int64_t v = out.mlm_logits.size(-1);
-  const Tensor logp = out.mlm_logits.log_softmax(-1);
+  // Stored, as the logits: its backward reads it per vocabulary entry of both decoder
+  // gradients (the weight's and the hidden states').
+  const Tensor logp = out.mlm_logits.log_softmax(-1).contiguous();
   const Tensor w = masked_lm_weights.cast(tg::dtypes::float32);
   const Tensor target = masked_lm_ids.one_hot(v).cast(tg::dtypes::float32);
   const Tensor mlm = -(logp * target).sum({-1}).mul(w).sum() / (w.sum() + 1e-5);
