@@ -4,7 +4,7 @@
 // order, each naming its input and output tensors by index, with options, and the graph's
 // input and output tensors. The parse is pure (no tensor, no device, no file system: the fuzz
 // target calls it) and checks every index and dimension; what the ops mean is the
-// interpreter's business (apps/tinyrun/cifar_resnet8.cpp).
+// interpreter's business (apps/tinyrun/graph_model.cpp).
 #include <cstdint>
 #include <filesystem>
 #include <map>
