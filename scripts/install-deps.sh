@@ -22,7 +22,7 @@ packages=(
   libtbb-dev doctest-dev zlib1g-dev
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
-  python3-venv                           # scripts/fetch-minilm.sh: pip in a throwaway venv
+  python3-venv                           # venvs for PyPI-only test tools (scripts/venv.sh) and scripts/fetch-minilm.sh
 )
 if [ "$bench" = 1 ]; then
   packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step

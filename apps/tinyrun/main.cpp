@@ -1,8 +1,8 @@
-// tinyrun: the one command line of tinygrad-cpp. `mnist` trains and evaluates tinygrad's
-// beautiful_mnist on real digits; `cifar` trains hlb_cifar10 on CIFAR-10 and runs the MLPerf
-// Tiny ResNet-8; `bert` embeds sentences and trains BERT; `demo` (also the bare command)
-// reports what it is built with, lists the device plugins and runs tensors through the whole
-// pipeline; `llm` and `bench` join it as the engine lands.
+// tinyrun: the one command line of tinygrad-cpp. `llm` runs llama-family models from GGUF or
+// Hugging Face folders; `mnist` trains and evaluates tinygrad's beautiful_mnist on real digits;
+// `cifar` trains hlb_cifar10 on CIFAR-10 and runs the MLPerf Tiny ResNet-8; `bert` embeds
+// sentences and trains BERT; `demo` (also the bare command) reports what it is built with,
+// lists the device plugins and runs tensors through the whole pipeline.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -12,6 +12,7 @@
 
 #include "bert.hpp"
 #include "cifar.hpp"
+#include "llm_command.hpp"
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
 #include "tg/device_registry.hpp"
@@ -25,6 +26,8 @@ namespace {
 void usage(FILE* to) {
   std::fprintf(
       to, "usage: tinyrun [command]\n"
+          "  llm       generate|chat|bench|serve|quantize|random on GGUF or Hugging Face models\n"
+          "            (`tinyrun llm help` for the commands)\n"
           "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
           "            (`tinyrun mnist help` for the options)\n"
           "  cifar     train|eval|bench tinygrad's hlb_cifar10 on CIFAR-10, eval the MLPerf\n"
@@ -106,6 +109,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "simplify") return simplify_demo();
     if (cmd == "plugins") return plugins_command();
+    if (cmd == "llm") return tinyrun::llm_command(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "mnist")
       return tinyrun::mnist_command(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "cifar")

@@ -1,15 +1,11 @@
 // safetensors load (memory-mapped) and save; see tg/safetensors.hpp.
 #include "tg/safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <boost/json.hpp>
 #include <cstring>
 #include <fstream>
 
+#include "file_map.hpp"
 #include "tg/buffer.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/shape.hpp"
@@ -19,37 +15,6 @@ namespace tg {
 namespace {
 
 namespace json = boost::json;
-
-// A read-only mapping of a whole file, unmapped when the last tensor over it goes.
-struct Mapping {
-  void* addr = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (addr && size) munmap(addr, size);
-  }
-};
-
-std::shared_ptr<Mapping> map_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw Error(path.string() + ": cannot open the file (" + std::strerror(errno) + ")");
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw Error(path.string() + ": cannot stat the file");
-  }
-  auto m = std::make_shared<Mapping>();
-  m->size = static_cast<size_t>(st.st_size);
-  if (m->size > 0) {
-    m->addr = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m->addr == MAP_FAILED) {
-      m->addr = nullptr;
-      ::close(fd);
-      throw Error(path.string() + ": cannot map the file (" + std::strerror(errno) + ")");
-    }
-  }
-  ::close(fd);
-  return m;
-}
 
 } // namespace
 
@@ -62,7 +27,7 @@ const Tensor& SafetensorsFile::at(const std::string& name) const {
 }
 
 SafetensorsFile safe_load(const std::filesystem::path& path, const std::string& device) {
-  std::shared_ptr<Mapping> m = map_file(path);
+  std::shared_ptr<data::FileMapping> m = data::map_file(path);
   const auto* bytes = static_cast<const uint8_t*>(m->addr);
   const SafetensorsHeader header =
       parse_safetensors_header(std::span<const uint8_t>(bytes, m->size), path.string());

@@ -1,6 +1,7 @@
 # The fuzz targets and their ctest entries, shared by the fuzz build (tests/fuzz) and the main
 # build's tests (which run the targets of its ExternalProject): one place names them.
-set(TG_FUZZ_TARGETS safetensors idx idx_gzip manifest cifar layer_graph wordpiece bert_config)
+set(TG_FUZZ_TARGETS safetensors idx idx_gzip manifest gguf api_request cifar layer_graph wordpiece
+                     bert_config)
 set(TG_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs under ctest (FUZZ_SECONDS overrides at run time)")
 set(TG_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -11,6 +12,10 @@ function(tg_fuzz_dict target out)
     set(dict ${TG_FUZZ_DIR}/safetensors.dict)
   elseif(target STREQUAL "manifest")
     set(dict ${TG_FUZZ_DIR}/manifest.dict)
+  elseif(target STREQUAL "api_request")
+    set(dict ${TG_FUZZ_DIR}/api_request.dict)
+  elseif(target STREQUAL "gguf")
+    set(dict ${TG_FUZZ_DIR}/gguf.dict)
   elseif(target STREQUAL "layer_graph")
     set(dict ${TG_FUZZ_DIR}/layer_graph.dict)
   elseif(target STREQUAL "bert_config")

@@ -56,6 +56,58 @@ Bytes gzip(const Bytes& raw) {
   return out;
 }
 
+// GGUF: little-endian fields appended to a byte string.
+struct Gguf {
+  Bytes b;
+  template <class T> Gguf& put(T v) {
+    for (size_t i = 0; i < sizeof(T); ++i)
+      b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
+    return *this;
+  }
+  Gguf& str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b.insert(b.end(), s.begin(), s.end());
+    return *this;
+  }
+  Gguf& pad(size_t a) {
+    while (b.size() % a) b.push_back(0);
+    return *this;
+  }
+};
+
+// A GGUF v3 file with a few metadata kinds and one tensor of `type` (ne0 x ne1 elements whose
+// bytes are `nbytes`), its data at the default alignment.
+Bytes gguf(uint32_t type, uint64_t ne0, uint64_t ne1, size_t nbytes, uint32_t version = 3) {
+  Gguf g;
+  g.put<uint32_t>(0x46554747).put<uint32_t>(version).put<uint64_t>(1).put<uint64_t>(5);
+  g.str("general.architecture").put<uint32_t>(8).str("llama");
+  g.str("llama.block_count").put<uint32_t>(4).put<uint32_t>(2);
+  g.str("t.f32").put<uint32_t>(6).put<uint32_t>(0x3f800000);
+  g.str("tokenizer.ggml.tokens")
+      .put<uint32_t>(9)
+      .put<uint32_t>(8)
+      .put<uint64_t>(2)
+      .str("a")
+      .str("<0x0A>");
+  g.str("t.nested")
+      .put<uint32_t>(9)
+      .put<uint32_t>(9)
+      .put<uint64_t>(1)
+      .put<uint32_t>(5)
+      .put<uint64_t>(2)
+      .put<int32_t>(-1)
+      .put<int32_t>(7);
+  g.str("w")
+      .put<uint32_t>(2)
+      .put<uint64_t>(ne0)
+      .put<uint64_t>(ne1)
+      .put<uint32_t>(type)
+      .put<uint64_t>(0);
+  g.pad(32);
+  for (size_t i = 0; i < nbytes; ++i) g.b.push_back(static_cast<uint8_t>(i * 29 + 3));
+  return g.b;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -127,6 +179,37 @@ int main(int argc, char** argv) {
       b.insert(b.end(), body.begin(), body.end());
       write(gz, name + "_mode" + std::to_string(mode), b);
     }
+
+  const fs::path gg = out / "gguf";
+  write(gg, "f32", gguf(0, 4, 2, 32));
+  write(gg, "f16", gguf(1, 4, 2, 16));
+  write(gg, "q4_0", gguf(2, 32, 2, 36));
+  write(gg, "q8_0", gguf(8, 32, 1, 34));
+  write(gg, "q4_k", gguf(12, 256, 1, 144));
+  write(gg, "q6_k", gguf(14, 256, 1, 210));
+  write(gg, "v2", gguf(0, 2, 2, 16, 2));
+  write(gg, "truncated", gguf(0, 4, 2, 20));
+  write(gg, "huge_dims", gguf(0, 1ull << 40, 1ull << 40, 0));
+
+  // The request harness: one byte (odd: chat completions), then the JSON body.
+  const fs::path ar = out / "api_request";
+  write(ar, "completion",
+        text(std::string("\x00") +
+             R"({"prompt":"Once upon a time","max_tokens":16,"temperature":0})"));
+  write(ar, "completion_stop",
+        text(std::string("\x00") + R"({"prompt":["x"],"stop":["\n","."],"stream":true,"seed":3})"));
+  write(
+      ar, "chat",
+      text(
+          std::string("\x01") +
+          R"({"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],"top_p":0.9,"top_k":40})"));
+  write(
+      ar, "chat_parts",
+      text(
+          std::string("\x01") +
+          R"({"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_completion_tokens":8})"));
+  write(ar, "malformed",
+        text(std::string("\x01") + R"({"messages":[{"role":"user","content":"Hi"})"));
 
   const fs::path mf = out / "manifest";
   write(mf, "full",

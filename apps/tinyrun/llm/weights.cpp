@@ -1,0 +1,170 @@
+// Loading model weights from GGUF or a Hugging Face folder; see weights.hpp.
+#include "weights.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "tg/error.hpp"
+#include "tg/ggml_quants.hpp"
+#include "tg/safetensors.hpp"
+
+namespace tg::llm {
+
+namespace fs = std::filesystem;
+
+Tensor Weight::dense() const {
+  if (type == GgmlType::F32) return data;
+  if (type == GgmlType::F16 || type == GgmlType::BF16) return data.cast(dtypes::float32);
+  return ggml_dequantize(data, type, shape);
+}
+
+Tensor Weight::linear(const Tensor& x) const {
+  const int64_t be = ggml_type_info(type).block_elems;
+  if (be == 1 || shape.size() != 2) return x.linear(dense());
+  const int64_t out = shape[0], in = shape[1], nb = in / be;
+  Shape xs = x.shape();
+  xs.back() = nb;
+  xs.push_back(be);
+  xs.insert(xs.end() - 2, 1);
+  Shape ws(xs.size() - 3, 1);
+  ws.insert(ws.end(), {out, nb, be});
+  return (x.reshape(xs) * dense().reshape(ws)).sum({-2, -1});
+}
+
+int64_t Weight::nbytes() const { return data.numel() * data.dtype().itemsize(); }
+
+const Weight* Model::find(const std::string& name) const {
+  auto it = weights.find(name);
+  return it == weights.end() ? nullptr : &it->second;
+}
+
+const Weight& Model::at(const std::string& name) const {
+  if (const Weight* w = find(name)) return *w;
+  throw Error(path.string() + ": the model has no tensor '" + name + "' (a " + config.arch +
+              " model needs it)");
+}
+
+int64_t Model::weight_bytes() const {
+  int64_t n = 0;
+  for (const auto& [name, w] : weights)
+    if (name != "token_embd.weight" || config.tied_embeddings || !find("output.weight"))
+      n += w.nbytes();
+  return n;
+}
+
+std::optional<std::string> gguf_name_of_hf(const std::string& n) {
+  static const std::vector<std::pair<std::string, std::string>> layer_names{
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  if (n == "model.embed_tokens.weight") return "token_embd.weight";
+  if (n == "model.norm.weight") return "output_norm.weight";
+  if (n == "lm_head.weight") return "output.weight";
+  static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
+  std::smatch m;
+  if (std::regex_match(n, m, layer))
+    for (const auto& [hf, gg] : layer_names)
+      if (m[2] == hf) return "blk." + m[1].str() + "." + gg;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string megabytes(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(p.string() + ": cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+GgmlType ggml_type_of(DType d, const std::string& origin, const std::string& name) {
+  if (d == dtypes::float32) return GgmlType::F32;
+  if (d == dtypes::float16) return GgmlType::F16;
+  if (d == dtypes::bfloat16) return GgmlType::BF16;
+  throw Error(origin + ": tensor '" + name + "' is " + d.name() +
+              "; a model's weights must be F32, F16 or BF16");
+}
+
+Model load_gguf(const fs::path& path, const std::string& device) {
+  GgufFile g = gguf_load(path, device);
+  Model m;
+  m.path = path;
+  m.format = "gguf";
+  m.config = config_from_gguf(g.metadata);
+  m.metadata = std::move(g.metadata);
+  for (GgufTensor& t : g.tensors) {
+    const std::vector<int64_t> s = t.info.shape();
+    m.weights[t.info.name] = Weight{t.info.type, Shape(s.begin(), s.end()), std::move(t.data)};
+  }
+  return m;
+}
+
+Model load_hf(const fs::path& dir, const std::string& device) {
+  Model m;
+  m.path = dir;
+  m.format = "hf";
+  m.config = config_from_hf_json(read_text(dir / "config.json"), (dir / "config.json").string());
+  if (fs::exists(dir / "tokenizer.json")) m.tokenizer_json = read_text(dir / "tokenizer.json");
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".safetensors") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw Error(dir.string() + ": no *.safetensors files next to config.json");
+  for (const fs::path& f : files) {
+    SafetensorsFile st = safe_load(f, device);
+    for (auto& [name, t] : st.tensors) {
+      const std::optional<std::string> gg = gguf_name_of_hf(name);
+      if (!gg) continue;
+      m.weights[*gg] = Weight{ggml_type_of(t.dtype(), f.string(), name), t.shape(), t};
+    }
+  }
+  if (!m.find("output.weight")) m.config.tied_embeddings = true;
+  return m;
+}
+
+} // namespace
+
+Model load_model(const fs::path& path, const std::string& device, bool progress) {
+  if (!fs::exists(path)) throw Error(path.string() + ": no such file or folder");
+  const bool hf = fs::is_directory(path);
+  if (hf && !fs::exists(path / "config.json"))
+    throw Error(path.string() + ": a model folder must hold config.json and *.safetensors");
+  if (progress) std::fprintf(stderr, "loading %s ...\n", path.string().c_str());
+  Model m = hf ? load_hf(path, device) : load_gguf(path, device);
+  if (!m.find("output.weight")) m.config.tied_embeddings = true;
+  if (progress) {
+    const ModelConfig& c = m.config;
+    std::fprintf(stderr,
+                 "loaded %s (%s): %s, %lld layers, dim %lld, %lld/%lld heads, vocab %lld, "
+                 "%zu tensors, %s\n",
+                 path.filename().string().c_str(), m.format.c_str(), c.arch.c_str(),
+                 static_cast<long long>(c.n_layers), static_cast<long long>(c.dim),
+                 static_cast<long long>(c.n_heads), static_cast<long long>(c.n_kv_heads),
+                 static_cast<long long>(c.vocab), m.weights.size(),
+                 megabytes(m.weight_bytes()).c_str());
+  }
+  return m;
+}
+
+} // namespace tg::llm

@@ -1,0 +1,54 @@
+#pragma once
+// A model's weights as loaded from disk, under GGUF's tensor names (token_embd.weight,
+// blk.N.attn_q.weight, ...) whichever layout they came from: a .gguf file, or a Hugging Face
+// folder (config.json + *.safetensors [+ tokenizer.json]) whose names are mapped to GGUF's.
+// Quantized weights stay as their blocks; `dense()` is the lazy float32 view that fuses into
+// whatever reads it.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "tg/gguf.hpp"
+#include "tg/tensor.hpp"
+
+namespace tg::llm {
+
+struct Weight {
+  GgmlType type = GgmlType::F32;
+  Shape shape;          // row-major; the last axis is the row
+  Tensor data;          // F32/F16/BF16: that dtype and shape; quantized: uint8 blocks
+  Tensor dense() const; // float32 of `shape`
+  // x @ this^T for a 2-D weight (out, in) and x (..., in). A quantized weight is reduced over
+  // (blocks, elements of a block) rather than one flat axis, so the kernel loops over blocks
+  // and a block's scale is loaded once per block, not per element.
+  Tensor linear(const Tensor& x) const;
+  int64_t nbytes() const;
+};
+
+struct Model {
+  std::filesystem::path path;
+  std::string format; // "gguf" or "hf"
+  ModelConfig config;
+  GgufMetadata metadata; // GGUF's (tokenizer, chat template); empty for a Hugging Face folder
+  std::optional<std::string> tokenizer_json; // a Hugging Face folder's tokenizer.json
+  std::map<std::string, Weight> weights;
+
+  const Weight* find(const std::string& name) const;
+  const Weight& at(const std::string& name) const; // tg::Error naming the model and tensor
+  int64_t weight_bytes() const;                    // what one forward pass reads
+};
+
+// Loads a .gguf file or a Hugging Face folder onto `device`. `progress` (when set) receives one
+// line per stage ("loading ...: 57 tensors, 1.0 MB").
+Model load_model(const std::filesystem::path& path, const std::string& device = "",
+                 bool progress = false);
+
+// The GGUF name of a Hugging Face llama/qwen tensor ("model.layers.3.mlp.up_proj.weight" ->
+// "blk.3.ffn_up.weight"), or nullopt for one the models do not use (rotary inv_freq).
+std::optional<std::string> gguf_name_of_hf(const std::string& hf_name);
+
+} // namespace tg::llm

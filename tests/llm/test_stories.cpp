@@ -1,0 +1,128 @@
+// stories260K (a trained llama of the data folder): greedy decoding from BOS reproduces the
+// reference's 256 tokens exactly and its step-0 logits within 1e-4, from the GGUF file and from
+// the Hugging Face folder (safetensors, rotate_half Q/K, NeoX RoPE); the same model quantized by
+// our quantizer to Q8_0 and Q4_0 stays close to the F32 logits; one jitted decode graph serves
+// every position.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <tuple>
+
+#include "llm/model_files.hpp"
+#include "llm/transformer.hpp"
+#include "llm/weights.hpp"
+#include "llm_test_util.hpp"
+
+using namespace tg;
+using namespace tg::llm;
+using namespace llm_test;
+
+namespace {
+
+struct Run {
+  std::vector<float> logits0;
+  std::vector<int32_t> ids;
+};
+
+Run run_greedy(const std::filesystem::path& p, size_t n, std::vector<int64_t> chunks = {16}) {
+  const Model m = load_model(p);
+  Transformer t(m, 512);
+  Session s(t, chunks);
+  const auto [l0, ids] = greedy(s, {1}, n);
+  return {l0, ids};
+}
+
+} // namespace
+
+TEST_SUITE("llm.stories") {
+  TEST_CASE("GGUF: 256 greedy tokens from BOS equal the reference, step-0 logits within 1e-4") {
+    const auto gguf = model_file("stories260K.gguf");
+    const auto ref_path = model_file("stories260K.greedy_reference.json");
+    if (!gguf || !ref_path) {
+      MESSAGE("skipped: models/stories260K.gguf or its greedy reference not found (see "
+              "../shared/data/README.md)");
+      return;
+    }
+    const GreedyReference ref = read_reference(*ref_path);
+    REQUIRE(ref.prompt == std::vector<int32_t>{1});
+    const Run r = run_greedy(*gguf, ref.generated.size());
+    const double err = max_abs_diff(r.logits0, ref.logits0);
+    MESSAGE("GGUF F32 step-0 logits: max |diff| = " << err);
+    CHECK(err <= 1e-4);
+    CHECK(r.ids == ref.generated);
+  }
+
+  TEST_CASE("Hugging Face folder: the same tokens and logits") {
+    const auto hf = model_file("stories260K-hf");
+    const auto ref_path = model_file("stories260K.greedy_reference.json");
+    if (!hf || !ref_path) {
+      MESSAGE("skipped: models/stories260K-hf not found (see ../shared/data/README.md)");
+      return;
+    }
+    const GreedyReference ref = read_reference(*ref_path);
+    const Run r = run_greedy(*hf, ref.generated.size());
+    const double err = max_abs_diff(r.logits0, ref.logits0);
+    MESSAGE("HF safetensors step-0 logits: max |diff| = " << err);
+    CHECK(err <= 1e-4);
+    CHECK(r.ids == ref.generated);
+  }
+}
+
+TEST_SUITE("llm.quantized") {
+  TEST_CASE("stories260K quantized by our quantizer to Q8_0 and Q4_0 stays close to F32") {
+    const auto gguf = model_file("stories260K.gguf");
+    const auto ref_path = model_file("stories260K.greedy_reference.json");
+    if (!gguf || !ref_path) {
+      MESSAGE("skipped: models/stories260K.gguf or its greedy reference not found");
+      return;
+    }
+    const GreedyReference ref = read_reference(*ref_path);
+    const auto dir = fixture_dir();
+    // The error is the quantization's: llama.cpp on the same Q8_0 file is further from F32
+    // (it also quantizes the activations). Measured here: Q8_0 0.146, Q4_0 2.20 (max |logit
+    // difference| at step 0, logits spanning about 15, a 260K-parameter model); the bounds add
+    // room for float summation order only.
+    for (const auto& [type, bound, agree] :
+         {std::tuple{GgmlType::Q8_0, 0.2, 32}, std::tuple{GgmlType::Q4_0, 2.5, 8}}) {
+      CAPTURE(ggml_type_name(type));
+      const auto q = dir / ("stories260K." + std::string(ggml_type_name(type)) + ".gguf");
+      QuantizeReport r;
+      write_atomically(q, [&](const std::filesystem::path& tmp) {
+        r = quantize_model(*gguf, tmp, type, false);
+      });
+      CHECK(r.quantized > 0);
+      const Model m = load_model(q);
+      CHECK(m.at("blk.0.attn_q.weight").type == type);
+      CHECK(m.at("blk.0.ffn_down.weight").type ==
+            GgmlType::F16); // rows of 172: llama.cpp's fallback
+      CHECK(m.at("blk.0.attn_q.weight").data.dtype() == dtypes::uint8); // stays quantized
+      Transformer t(m, 512);
+      Session s(t, {16});
+      const auto [l0, ids] = greedy(s, {1}, 64);
+      const double err = max_abs_diff(l0, ref.logits0);
+      size_t same = 0;
+      while (same < ids.size() && ids[same] == ref.generated[same]) ++same;
+      MESSAGE(ggml_type_name(type) << ": step-0 logits max |diff| vs F32 = " << err
+                                   << ", greedy tokens equal to F32's for the first " << same);
+      CHECK(err <= bound);
+      CHECK(argmax(l0) == ref.generated[0]);
+      CHECK(same >= static_cast<size_t>(agree));
+
+      // The in-graph dequantization is exact: the same weights dequantized on the host into an
+      // F32 file give the same logits.
+      const auto f = dir / ("stories260K." + std::string(ggml_type_name(type)) + ".as_f32.gguf");
+      write_atomically(f, [&](const std::filesystem::path& tmp) {
+        (void)quantize_model(q, tmp, GgmlType::F32, false);
+      });
+      const Model mf = load_model(f);
+      CHECK(mf.at("blk.0.attn_q.weight").type == GgmlType::F32);
+      Transformer tf(mf, 512);
+      Session sf(tf, {16});
+      const auto [lf, idsf] = greedy(sf, {1}, 64);
+      const double exact = max_abs_diff(l0, lf);
+      MESSAGE(ggml_type_name(type) << ": vs the host-dequantized F32 model: " << exact);
+      CHECK(exact <= 1e-5);
+      CHECK(idsf == ids);
+    }
+  }
+}
