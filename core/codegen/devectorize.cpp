@@ -214,8 +214,9 @@ const PatternMatcher& pm_devectorize() {
          if (c["ld"]->dtype.count == 1) return nullptr;
          return split_load(c.ctx<DevecCtx>(), c["ld"]);
        }},
-      // STOREs live in a SINK, an END's body or an AFTER's dependencies: splice the pieces.
-      {UPat(OpSet{Ops::SINK, Ops::END, Ops::AFTER}, {}, std::nullopt, "p"),
+      // STOREs live in a SINK, an END's body, an AFTER's or a BARRIER's dependencies: splice
+      // the pieces.
+      {UPat(OpSet{Ops::SINK, Ops::END, Ops::AFTER, Ops::BARRIER}, {}, std::nullopt, "p"),
        [](const Captures& c) -> UOpPtr {
          const UOpPtr& p = c["p"];
          std::vector<UOpPtr> src;

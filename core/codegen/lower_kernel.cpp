@@ -9,6 +9,7 @@
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/decompositions.hpp"
+#include "tg/error.hpp"
 #include "tg/ir/pass.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
@@ -103,7 +104,7 @@ const Pass<KernelLowering> kCodegenPasses[] = {
        const std::vector<Opt> chosen = c.opts         ? *c.opts
                                        : knobs::NOOPT ? std::vector<Opt>{}
                                                       : hand_coded_optimizations(c.sink, *c.caps);
-       c.sink = optimize_kernel(c.sink, chosen);
+       c.sink = optimize_kernel(c.sink, chosen, *c.caps);
        c.kernel.name = kernel_name(c.sink);
        if (knobs::DEBUG >= 4 && !chosen.empty()) {
          std::cout << "kernel " << c.kernel.name << " opts:";
@@ -122,6 +123,7 @@ const Pass<KernelLowering> kCodegenPasses[] = {
        if (c.caps->decompositions)
          c.sink = graph_rewrite(c.sink, *c.caps->decompositions, "renderer_decompositions");
      }},
+    {"group_reduces", [](KernelLowering& c) { c.sink = group_reduces(c.sink); }},
     {"lower_reduces", [](KernelLowering& c) { c.sink = lower_reduces(c.sink); }},
     {"devectorize", [](KernelLowering& c) { c.sink = devectorize(c.sink, *c.caps); }},
     // The renderer's extra rules (tinygrad's extra_matcher) on the final, scalar-or-aligned
@@ -131,7 +133,10 @@ const Pass<KernelLowering> kCodegenPasses[] = {
        if (c.caps->extra_matcher)
          c.sink = graph_rewrite(c.sink, *c.caps->extra_matcher, "renderer_rules");
      }},
-    {"gpudims", [](KernelLowering& c) { c.sink = add_gpudims(c.sink, *c.caps, c.kernel.global); }},
+    {"gpudims",
+     [](KernelLowering& c) {
+       c.sink = add_gpudims(c.sink, *c.caps, c.kernel.global, c.kernel.local);
+     }},
     {"add_ends", [](KernelLowering& c) { c.sink = add_ends(c.sink); }},
     {"linearize", [](KernelLowering& c) { c.kernel.uops = linearize(c.sink); }},
 };
@@ -157,7 +162,13 @@ LoweredKernel lower_kernel_with_passes(const UOpPtr& ast, const RendererCaps& ca
   for (const UOpPtr& u : k.uops) {
     if (u->op == Ops::PARAM) k.params.push_back({std::get<int64_t>(u->arg), u->dtype});
     if (u->op == Ops::DEFINE_VAR) k.vars.push_back(std::get<VarArg>(u->arg));
+    if (u->op == Ops::DEFINE_LOCAL)
+      k.local_bytes += u->dtype.size * static_cast<int64_t>(u->dtype.base().itemsize());
   }
+  if (k.local_bytes > 0 && k.local_bytes > caps.shared_max)
+    throw Error("codegen: kernel " + k.name + " needs " + std::to_string(k.local_bytes) +
+                " bytes of work-group memory (DEFINE_LOCAL), the device has " +
+                std::to_string(caps.shared_max) + " (RendererCaps::shared_max)");
   if (knobs::DEBUG >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
   return std::move(k);
 }

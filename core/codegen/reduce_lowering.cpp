@@ -12,6 +12,7 @@
 // on its END. They also make those loads distinct nodes, which hash-consing would otherwise
 // merge into one.
 #include "live_ranges.hpp"
+#include "reduce_identity.hpp"
 #include "tg/codegen.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
@@ -23,17 +24,6 @@ namespace {
 struct ReduceCtx {
   int64_t acc_num = 0;
 };
-
-UOpPtr identity_of(Ops op, DType d) {
-  switch (op) {
-  case Ops::ADD:
-    return UOp::const_(d, int64_t{0});
-  case Ops::MUL:
-    return UOp::const_(d, int64_t{1});
-  default: // MAX: -inf for floats, the smallest value otherwise
-    return UOp::const_(d, dtype_min(d.scalar()));
-  }
-}
 
 UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
   const Ops op = std::get<ReduceArg>(red->arg).op;
@@ -71,7 +61,7 @@ UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
     return UOp::make(Ops::STORE, dtypes::void_, {idx, v});
   };
 
-  const UOpPtr init = store(index(after(outer)), identity_of(op, d));
+  const UOpPtr init = store(index(after(outer)), codegen_detail::reduce_identity(op, d));
   std::vector<UOpPtr> in_loop{init};
   in_loop.insert(in_loop.end(), ranges.begin(), ranges.end());
   const UOpPtr cur = UOp::make(Ops::LOAD, d, {index(after(in_loop))});

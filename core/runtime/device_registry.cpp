@@ -265,8 +265,8 @@ struct DeviceRegistry::Impl {
   }
 
   // A device from an available entry for `arch` ("" for the default), created once. Empty
-  // with `why` set on failure; a failure for an explicit architecture leaves the plugin
-  // available (another architecture may work).
+  // with `why` set on failure; a failure for an explicit architecture or device index
+  // ("CL:1") leaves the plugin available (another may work).
   std::shared_ptr<Device> create(Entry& e, const std::string& device, const std::string& arch,
                                  std::string& why) {
     const std::string key = device + ":" + arch;
@@ -289,7 +289,7 @@ struct DeviceRegistry::Impl {
       buf[kWhyLen - 1] = 0;
       why = e.info.library_path.string() + ": " + call +
             " failed: " + (buf[0] ? buf : "no reason given");
-      if (arch.empty()) {
+      if (arch.empty() && device.find(':') == std::string::npos) {
         e.info.state = PluginState::unavailable;
         e.info.reason = why;
       }
@@ -345,7 +345,8 @@ struct DeviceRegistry::Impl {
       bool serves = false;
       std::string device;
       for (const std::string& d : e->info.devices)
-        if (upper(d) == spec.device) serves = true, device = d;
+        if (upper(d) == spec.kind())
+          serves = true, device = spec.device == spec.kind() ? d : spec.device;
       if (!serves) continue;
       any = true;
       load(*e);

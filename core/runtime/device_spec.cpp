@@ -16,18 +16,29 @@ DeviceSpec DeviceSpec::parse(const std::string& spec) {
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
+  // DEVICE:N picks the N-th device of a kind (CL:1); N = 0 is the device itself.
+  std::string index;
+  if (parts.size() > 1 && !parts[1].empty() &&
+      parts[1].find_first_not_of("0123456789") == std::string::npos) {
+    index = parts[1];
+    parts.erase(parts.begin() + 1);
+  }
   if (parts.size() > 3 || parts[0].empty() || (parts.size() > 1 && parts[1].empty()) ||
-      (parts.size() > 2 && parts[2].empty()))
+      (parts.size() > 2 && parts[2].empty()) || index.size() > 4)
     throw Error("bad device '" + spec +
-                "': write DEVICE[:RENDERER[:ARCH]], e.g. DEV=CPU or DEV=CPU:C");
+                "': write DEVICE[:N][:RENDERER[:ARCH]], e.g. DEV=CPU, DEV=CPU:C or DEV=CL:1");
   DeviceSpec out;
   out.device = parts[0];
   std::transform(out.device.begin(), out.device.end(), out.device.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (!index.empty() && std::stoul(index) != 0)
+    out.device += ":" + std::to_string(std::stoul(index));
   if (parts.size() > 1) out.renderer = parts[1];
   if (parts.size() > 2) out.arch = parts[2];
   return out;
 }
+
+std::string DeviceSpec::kind() const { return device.substr(0, device.find(':')); }
 
 std::string DeviceSpec::str() const {
   std::string s = device;

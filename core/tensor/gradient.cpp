@@ -98,8 +98,20 @@ std::vector<UOpPtr> reduce_grad(GradCtx& c, const UOp& r) {
     UOpPtr count = UOp::make(REDUCE, g->dtype, {mask}, ReduceArg{ADD, ra.axes});
     return {mul(fdiv(mask, expand_to(count, in)), expand_to(g, in))};
   }
-  case MUL:
-    return {fdiv(expand_to(mul(g, r.ptr()), in), x)};
+  case MUL: {
+    // The product of the others, never 0/0 (PyTorch): prod / x where the axis holds no zero;
+    // at the only zero of an axis the product of its other elements; 0 everywhere else.
+    const UOpPtr zero = like(c, x, 0), one = like(c, x, 1);
+    const UOpPtr is0 = cmp(CMPEQ, x, zero);
+    auto over_axes = [&](Ops op, const UOpPtr& v) {
+      return expand_to(UOp::make(REDUCE, v->dtype, {v}, ReduceArg{op, ra.axes}), in);
+    };
+    const UOpPtr zeros = over_axes(ADD, cast(is0, x->dtype));
+    const UOpPtr nonzero_prod = over_axes(MUL, where(is0, one, x));
+    const UOpPtr at_zero = where(cmp(CMPEQ, zeros, one), nonzero_prod, zero);
+    const UOpPtr elsewhere = where(cmp(CMPEQ, zeros, zero), fdiv(nonzero_prod, x), zero);
+    return {mul(where(is0, at_zero, elsewhere), expand_to(g, in))};
+  }
   default:
     throw Error("autograd: no derivative for a REDUCE of " + std::string(op_name(ra.op)));
   }

@@ -504,11 +504,12 @@ std::pair<Tensor, Tensor> max_pool_nd(const Tensor& x, const Tensor::IntOrTuple&
   const Pairs pads = ceil_mode ? ceil_pads(x, a) : a.pads;
   const auto axes = last_axes(nsp);
   Tensor pooled = pool_view(pad_spatial(x, pads, lowest(x.dtype())), a.k, a.s, a.d, op);
-  if (!indices) return {pooled.max(axes), Tensor()};
+  // The gradient goes to the first maximum of each window (PyTorch), not split across ties.
   // The values and the indices share one max reduce (keepdim) instead of pooling twice.
-  Tensor mk = pooled.max(axes, true);
+  Tensor mk = detail::max_to_first(pooled, axes);
   Shape vs(mk.shape().begin(), mk.shape().end() - static_cast<std::ptrdiff_t>(nsp));
   Tensor m = mk.reshape(vs);
+  if (!indices) return {m, Tensor()};
   // The first maximum has the largest countdown value n - flat_index.
   const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
   Shape plane(x.shape().begin() + static_cast<std::ptrdiff_t>(nd), x.shape().end());

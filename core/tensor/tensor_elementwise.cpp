@@ -86,6 +86,37 @@ Tensor compare(Ops op, const Tensor& a, const Tensor& b, const char* name) {
 
 Tensor as_float(const Tensor& t) { return t.cast(least_upper_float(t.dtype())); }
 
+// A transcendental of a narrow float (half, bfloat16, fp8) computed in float32 and rounded
+// once, as PyTorch does on the CPU: exp = exp2(x / ln2) and log = log2(x) * ln2 would round
+// the scaling in the narrow type too (up to 6 ulp in half).
+template <typename F> Tensor in_float32(const Tensor& t, F f) {
+  const Tensor x = as_float(t);
+  if (x.dtype().itemsize() >= 4) return f(x);
+  return f(x.cast(dtypes::float32)).cast(x.dtype());
+}
+
+// Integer powers by square-and-multiply, wrapping as integer multiplication does (PyTorch).
+// A negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise, as PyTorch's
+// integer pow does for tensor exponents.
+Tensor int_pow(const Tensor& base, const Tensor& exponent) {
+  const DType dt = base.dtype();
+  const bool is_signed = !dt.is_unsigned();
+  const int bits = static_cast<int>(dt.itemsize() * 8) - (is_signed ? 1 : 0);
+  Tensor e = is_signed ? exponent.lt(0).where(0, exponent) : exponent;
+  Tensor result = base.scalar_like(int64_t{1}), b = base;
+  for (int i = 0; i < bits; ++i) {
+    result = e.bitwise_and(e.scalar_like(int64_t{1})).ne(0).where(result.mul(b), result);
+    if (i + 1 < bits) {
+      b = b.mul(b);
+      e = e.rshift(e.scalar_like(int64_t{1}));
+    }
+  }
+  if (!is_signed) return result;
+  Tensor odd = exponent.bitwise_and(exponent.scalar_like(int64_t{1})).ne(0);
+  Tensor negative = base.eq(1).where(1, base.eq(-1).where(odd.where(-1, 1), 0)).cast(dt);
+  return exponent.lt(0).where(negative, result);
+}
+
 void require_int(const Tensor& t, const char* op) {
   if (!(t.dtype().is_int() || t.dtype().is_bool()))
     throw Error(std::string(op) + ": needs integer or bool tensors, got " + t.dtype().name());
@@ -148,15 +179,21 @@ Tensor Tensor::abs() const {
   return lt(0).where(neg(), *this);
 }
 Tensor Tensor::exp2() const {
-  Tensor x = as_float(*this);
-  return make(UOp::make(Ops::EXP2, x.dtype(), {x.uop()}), {&x});
+  return in_float32(*this, [](const Tensor& x) {
+    return make(UOp::make(Ops::EXP2, x.dtype(), {x.uop()}), {&x});
+  });
 }
-Tensor Tensor::exp() const { return as_float(*this).mul(1.0 / std::numbers::ln2).exp2(); }
+Tensor Tensor::exp() const {
+  return in_float32(*this, [](const Tensor& x) { return x.mul(1.0 / std::numbers::ln2).exp2(); });
+}
 Tensor Tensor::log2() const {
-  Tensor x = as_float(*this);
-  return make(UOp::make(Ops::LOG2, x.dtype(), {x.uop()}), {&x});
+  return in_float32(*this, [](const Tensor& x) {
+    return make(UOp::make(Ops::LOG2, x.dtype(), {x.uop()}), {&x});
+  });
 }
-Tensor Tensor::log() const { return log2().mul(std::numbers::ln2); }
+Tensor Tensor::log() const {
+  return in_float32(*this, [](const Tensor& x) { return x.log2().mul(std::numbers::ln2); });
+}
 Tensor Tensor::sqrt() const {
   Tensor x = as_float(*this);
   return make(UOp::make(Ops::SQRT, x.dtype(), {x.uop()}), {&x});
@@ -167,19 +204,23 @@ Tensor Tensor::reciprocal() const {
 }
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
 Tensor Tensor::sin() const {
-  Tensor x = as_float(*this);
-  return make(UOp::make(Ops::SIN, x.dtype(), {x.uop()}), {&x});
+  return in_float32(
+      *this, [](const Tensor& x) { return make(UOp::make(Ops::SIN, x.dtype(), {x.uop()}), {&x}); });
 }
 Tensor Tensor::cos() const {
-  Tensor x = as_float(*this);
-  return x.scalar_like(std::numbers::pi / 2).sub(x).sin();
+  return in_float32(
+      *this, [](const Tensor& x) { return x.scalar_like(std::numbers::pi / 2).sub(x).sin(); });
 }
-Tensor Tensor::relu() const { return gt(0).where(*this, 0); }
+// x <= 0 selects 0, so relu(nan) is nan and the gradient at 0 is 0 (PyTorch).
+Tensor Tensor::relu() const { return le(0).where(0, *this); }
 Tensor Tensor::sigmoid() const {
-  Tensor x = as_float(*this);
-  return x.mul(-1.0 / std::numbers::ln2).exp2().add(1).reciprocal();
+  return in_float32(*this, [](const Tensor& x) {
+    return x.mul(-1.0 / std::numbers::ln2).exp2().add(1).reciprocal();
+  });
 }
-Tensor Tensor::tanh() const { return mul(2.0).sigmoid().mul(2.0).sub(1.0); }
+Tensor Tensor::tanh() const {
+  return in_float32(*this, [](const Tensor& x) { return x.mul(2.0).sigmoid().mul(2.0).sub(1.0); });
+}
 Tensor Tensor::square() const { return mul(*this); }
 Tensor Tensor::trunc() const {
   if (!dtype().is_float()) return *this;
@@ -204,10 +245,18 @@ Tensor Tensor::round() const {
   Tensor up = d.gt(0.5).bitwise_or(d.eq(0.5).bitwise_and(odd));
   return up.where(f.add(1), f);
 }
+// Selects rather than maximum/minimum: PyTorch passes the gradient where x equals a bound (only
+// x < min and x > max are cut off) and keeps NaN; min above max gives max everywhere.
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
   Tensor r = *this;
-  if (min) r = r.maximum(*min);
-  if (max) r = r.minimum(*max);
+  if (min) {
+    const Tensor lo = r.scalar_like(*min);
+    r = r.lt(lo).where(lo, r);
+  }
+  if (max) {
+    const Tensor hi = r.scalar_like(*max);
+    r = r.gt(hi).where(hi, r);
+  }
   return r;
 }
 
@@ -262,7 +311,15 @@ Tensor Tensor::mod(const Tensor& o) const {
 Tensor Tensor::pow(const Tensor& o) const {
   std::vector<Tensor> p = prepare({this, &o}, "pow");
   if (p[0].dtype().is_bool()) throw Error("pow: not defined for bool tensors");
+  if (!p[0].dtype().is_float()) return int_pow(p[0], p[1]);
   return alu(Ops::POW, p);
+}
+Tensor Tensor::pow(Scalar o) const {
+  const auto* e = std::get_if<int64_t>(&o.value);
+  if (e && *e < 0 && (dtype().is_int() || dtype().is_bool()))
+    throw Error("pow: integers to negative integer powers are not allowed (exponent " +
+                std::to_string(*e) + " on a " + dtype().name() + " tensor); cast to float first");
+  return pow(scalar_like(o));
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Ops::MAX, *this, o, "maximum"); }
 Tensor Tensor::minimum(const Tensor& o) const {

@@ -40,9 +40,17 @@ Tensor with_bindings(Tensor t, const Arg& arg);
 UOpPtr device_node(const std::string& device);
 // A tensor-level constant of `shape` (a 0-d CONST reshaped and expanded, no memory).
 UOpPtr const_node(ConstValue v, DType dtype, const std::string& device, const Shape& shape);
-// tinygrad's sum accumulator: small integers in 32 bits, half floats in float32 (sum, prod,
-// cumsum, cumprod).
+// The accumulator of sum, prod, cumsum and cumprod: every integer and bool in int64 (PyTorch,
+// which never wraps a sum of int32), half floats in float32.
 DType sum_acc_dtype(DType d);
+// t.max(axes, keepdim) whose gradient goes whole to the first maximum in row-major order over
+// `axes` (PyTorch's max(dim) and max_pool), not split across ties as max()'s is. A NaN counts
+// as the maximum.
+Tensor max_to_first(const Tensor& t, const std::vector<int64_t>& axes);
+// An order-reversing map, so min(x) = order_reversed(max(order_reversed(x))) without overflow.
+Tensor order_reversed(const Tensor& t);
+// a == b, with NaN equal to NaN.
+Tensor eq_nan(const Tensor& a, const Tensor& b);
 // The dtype a Python scalar gets on its own: bool, int32 or float32.
 DType scalar_dtype(const Scalar& s);
 // `axis` counted from the end when negative; raises tg::Error naming `what` when out of range.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "gradient.hpp"
 #include "tensor_internal.hpp"
 #include "tg/error.hpp"
 
@@ -37,12 +38,7 @@ Tensor reduce(const Tensor& t, Ops op, std::vector<int64_t> axes, bool keepdim, 
   return r.reshape(s);
 }
 
-// An order-reversing map, so min(x) = inverse(max(inverse(x))) without overflow.
-Tensor inverse(const Tensor& t) {
-  if (t.dtype().is_float()) return t.neg();
-  if (t.dtype().is_bool()) return t.logical_not();
-  return t.bitwise_not();
-}
+using detail::order_reversed;
 
 } // namespace
 
@@ -60,7 +56,7 @@ Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const {
   return reduce(*this, Ops::MAX, std::move(axes), keepdim, "max");
 }
 Tensor Tensor::min(std::vector<int64_t> axes, bool keepdim) const {
-  return inverse(inverse(*this).max(std::move(axes), keepdim));
+  return order_reversed(order_reversed(*this).max(std::move(axes), keepdim));
 }
 Tensor Tensor::mean(std::vector<int64_t> axes, bool keepdim) const {
   const std::vector<int64_t> ax = reduce_axes(*this, axes, "mean");
@@ -99,7 +95,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   return best.mul(-1).add(n);
 }
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
-  return inverse(*this).argmax(axis, keepdim);
+  return order_reversed(*this).argmax(axis, keepdim);
 }
 
 Tensor Tensor::softmax(int64_t axis) const {
@@ -136,16 +132,9 @@ Tensor Tensor::matmul(const Tensor& o) const {
 
 namespace detail {
 
-// tinygrad's sum accumulator: small integers in 32 bits, half floats in float32.
 DType sum_acc_dtype(DType d) {
+  if (d.is_bool() || d.is_int()) return dtypes::int64;
   switch (d.scalar_type) {
-  case ScalarType::Bool:
-  case ScalarType::Int8:
-  case ScalarType::Int16:
-    return dtypes::int32;
-  case ScalarType::UInt8:
-  case ScalarType::UInt16:
-    return dtypes::uint32;
   case ScalarType::Float16:
   case ScalarType::BFloat16:
   case ScalarType::FP8E4M3:
@@ -154,6 +143,41 @@ DType sum_acc_dtype(DType d) {
   default:
     return d;
   }
+}
+
+Tensor order_reversed(const Tensor& t) {
+  if (t.dtype().is_float()) return t.neg();
+  if (t.dtype().is_bool()) return t.logical_not();
+  return t.bitwise_not();
+}
+
+Tensor eq_nan(const Tensor& a, const Tensor& b) {
+  if (!a.dtype().is_float()) return a.eq(b);
+  return a.eq(b).bitwise_or(a.isnan().bitwise_and(b.isnan()));
+}
+
+Tensor max_to_first(const Tensor& t, const std::vector<int64_t>& axes) {
+  const Tensor m = t.max(axes, true);
+  if (!t.dtype().is_float() || t.ndim() == 0) return m;
+  std::vector<int64_t> ax = reduce_axes(t, axes, "max");
+  std::string name = "max_to_first";
+  for (int64_t a : ax) name += ":" + std::to_string(a);
+  register_vjp(name, [ax](const UOpPtr& grad, std::span<const UOpPtr> in) {
+    const Tensor g = make(grad, {}), x = make(in[0], {}), mx = make(in[1], {});
+    // Over the reduced axes the countdown n, n-1, ..., 1 in row-major order: the first
+    // maximum holds the largest countdown among the maxima.
+    Shape s(static_cast<size_t>(x.ndim()), 1);
+    int64_t n = 1;
+    for (int64_t a : ax) {
+      s[static_cast<size_t>(a)] = x.shape()[static_cast<size_t>(a)];
+      n *= x.size(a);
+    }
+    const Tensor countdown =
+        Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, x.device()).reshape(s);
+    const Tensor best = eq_nan(x, mx).where(countdown, 0).max(ax, true);
+    return std::vector<UOpPtr>{countdown.eq(best).where(g, 0).uop(), nullptr};
+  });
+  return make(custom_vjp(m.uop(), {t.uop(), m.uop()}, name), {&m, &t});
 }
 
 } // namespace detail

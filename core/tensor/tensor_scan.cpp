@@ -16,6 +16,8 @@ namespace tg {
 
 namespace {
 
+using detail::eq_nan;
+
 constexpr int64_t kSplit = 256;
 
 // `dim` in [0, ndim), where a 0-d tensor takes 0 and -1 as PyTorch (normalize_axis refuses -1
@@ -98,11 +100,6 @@ Tensor scan_last(const Tensor& x, Ops op) {
   return shrink_last(r, front, nb * kSplit);
 }
 
-// a == b, with nan equal to nan.
-Tensor eq_nan(const Tensor& a, const Tensor& b) {
-  if (!a.dtype().is_float()) return a.eq(b);
-  return a.eq(b).bitwise_or(a.isnan().bitwise_and(b.isnan()));
-}
 // a >= b where nan is the largest value (and nan >= nan).
 Tensor ge_nan(const Tensor& a, const Tensor& b) {
   if (!a.dtype().is_float()) return a.ge(b);
@@ -165,7 +162,9 @@ ValuesIndices extreme_dim(const Tensor& t, int64_t dim, bool keepdim, bool is_ma
   if (n == 0)
     throw Error(std::string(name) + ": cannot reduce dimension " + std::to_string(dim) +
                 " of size 0 (shape " + shape_str(t.shape()) + "); there is no extreme to return");
-  Tensor v = is_max ? t.max({ax}, true) : t.min({ax}, true);
+  // The values' gradient goes to the returned index only (PyTorch's max(dim)).
+  Tensor v = is_max ? detail::max_to_first(t, {ax})
+                    : detail::order_reversed(detail::max_to_first(detail::order_reversed(t), {ax}));
   Shape s(static_cast<size_t>(t.ndim()), 1);
   s[static_cast<size_t>(ax)] = n;
   // The first hit has the largest n - j among the hits.

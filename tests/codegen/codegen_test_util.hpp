@@ -1,6 +1,7 @@
 #pragma once
-// Building kernel ASTs by hand (the scheduler's output) and running them, lowered, on the CPU
-// device through a renderer.
+// Building kernel ASTs by hand (the scheduler's output) and running them, lowered, on the
+// suites' target: the CPU device through both of its renderers, or the device DEV names
+// (DEV=CL: the codegen suites run on OpenCL, label cl) through its default renderer.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cpu/cpu_test_util.hpp"
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
+#include "tg/device_registry.hpp"
 #include "tg/knobs.hpp"
 
 namespace tg::codegen_test {
@@ -38,17 +40,78 @@ inline UOpPtr reduce(Ops op, const UOpPtr& v, std::vector<UOpPtr> ranges) {
   return UOp::make(Ops::REDUCE, v->dtype, std::move(ranges), ReduceArg{op, {}});
 }
 
+// The device the suites run on and the renderers they go through.
+struct TestTarget {
+  std::shared_ptr<Device> device;
+  std::vector<std::string> renderers;
+  bool cpu = true;
+};
+inline const TestTarget& target() {
+  static const TestTarget t = [] {
+    const std::string dev = knobs::DEV;
+    if (dev.empty() || DeviceSpec::parse(dev).device == "CPU")
+      // The test binary's CPU device, shared without ownership (it outlives every user).
+      return TestTarget{{std::shared_ptr<Device>{}, &cpu::test::device()}, {"LLVM", "C"}, true};
+    std::shared_ptr<Device> d = DeviceRegistry::global().open(dev);
+    return TestTarget{d, {resolve_renderer(*d, DeviceSpec::parse(dev))}, false};
+  }();
+  return t;
+}
+inline const std::vector<std::string>& renderers() { return target().renderers; }
+inline bool on_cpu() { return target().cpu; }
+inline Device& test_device() { return *target().device; }
+// The target's caps (its first renderer's): what the suites lower for.
+inline const RendererCaps& target_caps() {
+  return test_device().renderer(renderers().front()).caps();
+}
+// The CPU's caps, for tests about the CPU's heuristics and limits on any target.
 inline const RendererCaps& cpu_caps() { return cpu::test::device().renderer("LLVM").caps(); }
+
+// A GPU's caps for lowering without a GPU (what a CUDA device reports): work groups of up to
+// 1024 work items (1024 x 1024 x 64), 48 KiB of local memory.
+inline RendererCaps gpu_caps() {
+  RendererCaps c;
+  c.has_local = true;
+  c.has_shared = true;
+  c.local_max = {1024, 1024, 64};
+  c.global_max = {0x7fffffff, 65535, 65535};
+  c.shared_max = 48 * 1024;
+  return c;
+}
 
 // NOOPT=1 in the environment: lower_kernel applies no optimizations.
 inline bool noopt() { return knobs::NOOPT != 0; }
 
-// Lowers `ast` for the CPU and runs it with `renderer` on `bufs` (copied back).
+// Renders, compiles and loads a lowered kernel with `renderer` on the target, copies `bufs` in,
+// launches it over its global and local sizes, and copies every buffer back out.
+inline void run_kernel(const std::string& renderer, const LoweredKernel& k,
+                       std::vector<HostBuf>& bufs, std::vector<int64_t> vars = {}) {
+  Device& dev = test_device();
+  const std::string src = dev.renderer(renderer).render(k.name, k.uops);
+  auto binary = dev.compiler(renderer).compile(src);
+  auto prg = dev.load(k.name, binary);
+  Allocator& a = dev.allocator();
+  LaunchArgs args;
+  for (auto& b : bufs) {
+    DevicePtr p = a.alloc(b.bytes.size());
+    a.copy_in(p, b.bytes.data(), b.bytes.size());
+    args.buffers.push_back(p);
+  }
+  args.vars = std::move(vars);
+  args.global = k.global;
+  args.local = k.local;
+  prg->run(args, false);
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    a.copy_out(bufs[i].bytes.data(), args.buffers[i], bufs[i].bytes.size());
+    a.free(args.buffers[i], bufs[i].bytes.size());
+  }
+}
+
+// Lowers `ast` for the target and runs it with `renderer` on `bufs` (copied back).
 inline LoweredKernel run_ast(const UOpPtr& ast, const std::string& renderer,
                              std::vector<HostBuf>& bufs, std::vector<int64_t> vars = {}) {
-  LoweredKernel k = lower_kernel(ast, cpu_caps());
-  cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, std::move(vars),
-                        k.global);
+  LoweredKernel k = lower_kernel(ast, target_caps());
+  run_kernel(renderer, k, bufs, std::move(vars));
   return k;
 }
 
@@ -57,8 +120,7 @@ inline LoweredKernel run_ast_opts(const UOpPtr& ast, const std::string& renderer
                                   std::vector<HostBuf>& bufs, const std::vector<Opt>& opts,
                                   const RendererCaps& caps, std::vector<int64_t> vars = {}) {
   LoweredKernel k = lower_kernel_with_opts(ast, caps, opts);
-  cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, std::move(vars),
-                        k.global);
+  run_kernel(renderer, k, bufs, std::move(vars));
   return k;
 }
 

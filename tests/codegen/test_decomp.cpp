@@ -16,7 +16,6 @@
 
 using namespace tg;
 using namespace tg::codegen_test;
-using cpu::test::kRenderers;
 
 namespace {
 
@@ -24,7 +23,7 @@ __extension__ typedef __int128 i128;
 
 // The CPU's caps with the transcendentals taken away, so codegen decomposes them.
 RendererCaps no_transcendentals() {
-  RendererCaps caps = cpu_caps();
+  RendererCaps caps = target_caps();
   caps.has_transcendentals = false;
   return caps;
 }
@@ -35,7 +34,7 @@ LoweredKernel run_with(const UOpPtr& ast, const RendererCaps& caps, const std::s
   // No Opts: these tests look at the decompositions on scalar code (after an upcast, a value
   // divided by a constant is a vector IDIV, which stays for the compiler to strength-reduce).
   LoweredKernel k = lower_kernel_with_opts(ast, caps, {});
-  cpu::test::run_kernel(cpu::test::device(), renderer, k.name, k.uops, bufs, {}, k.global);
+  run_kernel(renderer, k, bufs);
   return k;
 }
 
@@ -164,13 +163,13 @@ TEST_SUITE("codegen.decomp") {
         n += u->op == Ops::EXP2 || u->op == Ops::LOG2 || u->op == Ops::SIN;
       return n;
     };
-    CHECK(count(lower_kernel(ast, cpu_caps())) == 3);
+    CHECK(count(lower_kernel(ast, target_caps())) == 3);
     CHECK(count(lower_kernel(ast, no_transcendentals())) == 0);
     // TRANSCENDENTAL=2 forces it on a renderer that has them.
     int forced = -1;
     {
       tg::Context force{{"TRANSCENDENTAL", 2}};
-      forced = count(lower_kernel(ast, cpu_caps()));
+      forced = count(lower_kernel(ast, target_caps()));
     }
     CHECK(forced == 0);
   }
@@ -180,7 +179,7 @@ TEST_SUITE("codegen.decomp") {
     append(in, specials<float>());
     append(in, {-149.5f, -149.0f, -126.0f, -126.5f, 127.0f, 127.99f, 128.0f, -150.0f, -151.0f,
                 0x1p-30f, -0x1p-30f, 1e-7f});
-    for (const std::string& r : kRenderers) {
+    for (const std::string& r : renderers()) {
       CAPTURE(r);
       auto got = run_unary(Ops::EXP2, dtypes::float32, in, r, no_transcendentals());
       UlpReport rep = compare(in, got, exp2f_);
@@ -194,7 +193,7 @@ TEST_SUITE("codegen.decomp") {
     append(in, specials<float>());
     append(in, linspace(0.5f, 2.0f, 1 << 18));
     append(in, {-2.0f, -0x1p-140f, 0.75f, 1.5f, 0.7499999f, 1.4999999f});
-    for (const std::string& r : kRenderers) {
+    for (const std::string& r : renderers()) {
       CAPTURE(r);
       auto got = run_unary(Ops::LOG2, dtypes::float32, in, r, no_transcendentals());
       UlpReport rep = compare(in, got, log2f_);
@@ -212,7 +211,7 @@ TEST_SUITE("codegen.decomp") {
                                                                              // case of reduction
     for (float x : positive_sweep<float>(4093))
       if (x > 1e4f) in.push_back(x); // large arguments up to the largest float
-    for (const std::string& r : kRenderers) {
+    for (const std::string& r : renderers()) {
       CAPTURE(r);
       auto got = run_unary(Ops::SIN, dtypes::float32, in, r, no_transcendentals());
       UlpReport rep = compare(in, got, sinf_);
@@ -238,7 +237,7 @@ TEST_SUITE("codegen.decomp") {
     // The double closest to a multiple of pi/2 (Muller's worst case for the reduction).
     big.push_back(std::ldexp(6381956970095103.0, 797));
     big.push_back(-std::ldexp(6381956970095103.0, 797));
-    for (const std::string& r : kRenderers) {
+    for (const std::string& r : renderers()) {
       CAPTURE(r);
       UlpReport re =
           compare(e, run_unary(Ops::EXP2, dtypes::float64, e, r, no_transcendentals()), exp2d_);
@@ -288,11 +287,11 @@ void check_division(DType dt, const std::vector<T>& xs, const std::vector<int64_
     stores.push_back(st(r, i + j * n, v->alu(Ops::MOD, {d})));
   }
   auto ast = UOp::sink(stores);
-  for (const std::string& rn : kRenderers) {
+  for (const std::string& rn : renderers()) {
     CAPTURE(rn);
     std::vector<HostBuf> bufs{HostBuf::zeros<T>(n * nd), HostBuf::zeros<T>(n * nd),
                               HostBuf::of(xs)};
-    LoweredKernel k = run_with<T>(ast, cpu_caps(), rn, bufs);
+    LoweredKernel k = run_with<T>(ast, target_caps(), rn, bufs);
     if (expect_decomposed) CHECK(count_ops(k, {Ops::IDIV, Ops::MOD}) == 0);
     auto qo = bufs[0].as<T>(), ro = bufs[1].as<T>();
     int64_t bad = 0;
@@ -354,10 +353,10 @@ TEST_SUITE("codegen.decomp") {
     const int64_t n = 1000;
     auto out = buf(0, dtypes::int32, n), i = rng(n, 0);
     auto ast = UOp::sink({st(out, i, (i / 7 * 100 + i % 7 + (i + 3) / 16)->cast(dtypes::int32))});
-    for (const std::string& rn : kRenderers) {
+    for (const std::string& rn : renderers()) {
       CAPTURE(rn);
       std::vector<HostBuf> bufs{HostBuf::zeros<int32_t>(n)};
-      LoweredKernel k = run_with<int32_t>(ast, cpu_caps(), rn, bufs);
+      LoweredKernel k = run_with<int32_t>(ast, target_caps(), rn, bufs);
       CHECK(count_ops(k, {Ops::IDIV, Ops::MOD}) == 0);
       CHECK(count_ops(k, {Ops::CAST}) == 1); // no widening casts, only the output's
       auto o = bufs[0].as<int32_t>();
@@ -366,7 +365,7 @@ TEST_SUITE("codegen.decomp") {
     LoweredKernel off;
     {
       tg::Context disable{{"DISABLE_FAST_IDIV", 1}};
-      off = lower_kernel(ast, cpu_caps());
+      off = lower_kernel(ast, target_caps());
     }
     CHECK(count_ops(off, {Ops::IDIV, Ops::MOD}) > 0);
   }
@@ -411,15 +410,16 @@ TEST_SUITE("codegen.decomp") {
     for (DType dt : {dtypes::bfloat16, dtypes::float16}) {
       for (bool half_hw : {true, false}) {
         if (dt == dtypes::bfloat16 && !half_hw) continue;
+        if (half_hw && !target_caps().supports_half) continue; // no float16 arithmetic there
         CAPTURE(dt.name());
         CAPTURE(half_hw);
-        RendererCaps caps = cpu_caps();
+        RendererCaps caps = target_caps();
         caps.supports_half = half_hw;
         auto out = buf(0, dt, n), a = buf(1, dt, n), b = buf(2, dt, n), c = buf(3, dt, n);
         auto i = rng(n, 0);
         auto ast = UOp::sink({st(out, i, ld(a, i) * ld(b, i) + ld(c, i))});
         auto av = narrow_patterns(n, 1), bv = narrow_patterns(n, 2), cv = narrow_patterns(n, 3);
-        for (const std::string& rn : kRenderers) {
+        for (const std::string& rn : renderers()) {
           CAPTURE(rn);
           std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(n), HostBuf::of(av), HostBuf::of(bv),
                                     HostBuf::of(cv)};
@@ -451,10 +451,10 @@ TEST_SUITE("codegen.decomp") {
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * C + j), {j}))});
     std::vector<uint16_t> xv(R * C);
     for (int64_t t = 0; t < R * C; ++t) xv[t] = float_to_bf16(1.0 + static_cast<double>(t % 7) / 8);
-    for (const std::string& rn : kRenderers) {
+    for (const std::string& rn : renderers()) {
       CAPTURE(rn);
       std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(R), HostBuf::of(xv)};
-      run_with<uint16_t>(ast, cpu_caps(), rn, bufs);
+      run_with<uint16_t>(ast, target_caps(), rn, bufs);
       auto o = bufs[0].as<uint16_t>();
       for (int64_t y = 0; y < R; ++y) {
         float acc = 0;
@@ -482,7 +482,7 @@ TEST_SUITE("codegen.decomp") {
     for (float f : fs) ds.push_back(f);
     for (DType to : {dtypes::bfloat16, dtypes::float16}) {
       CAPTURE(to.name());
-      for (const std::string& rn : kRenderers) {
+      for (const std::string& rn : renderers()) {
         CAPTURE(rn);
         auto run_cast = [&](auto src, DType from) {
           using T = typename decltype(src)::value_type;
@@ -493,7 +493,7 @@ TEST_SUITE("codegen.decomp") {
           auto ast = UOp::sink({st(out, i, v), st(wide, i, v->cast(dtypes::float32))});
           std::vector<HostBuf> bufs{HostBuf::zeros<uint16_t>(n), HostBuf::zeros<float>(n),
                                     HostBuf::of(src)};
-          run_with<T>(ast, cpu_caps(), rn, bufs);
+          run_with<T>(ast, target_caps(), rn, bufs);
           auto o = bufs[0].as<uint16_t>();
           auto back = bufs[1].as<float>();
           int64_t bad = 0;
@@ -529,7 +529,7 @@ TEST_SUITE("codegen.decomp") {
             std::pair<Ops, Fn>{Ops::SIN, sinf_}}) {
         CAPTURE(dt.name());
         CAPTURE(op_name(op));
-        for (const std::string& rn : kRenderers) {
+        for (const std::string& rn : renderers()) {
           CAPTURE(rn);
           auto got = run_unary(op, dt, in, rn, no_transcendentals());
           int64_t worst = 0;

@@ -14,7 +14,6 @@
 
 using namespace tg;
 using namespace tg::codegen_test;
-using cpu::test::kRenderers;
 
 namespace {
 
@@ -25,7 +24,7 @@ std::vector<float> pattern(size_t n, int mod, float offset) {
 }
 
 RendererCaps caps_with_float4(bool float4) {
-  RendererCaps c = cpu_caps();
+  RendererCaps c = target_caps();
   c.supports_float4 = float4;
   return c;
 }
@@ -67,7 +66,7 @@ std::vector<LoweredKernel> run_all(const UOpPtr& ast, const std::vector<Opt>& op
                             {"explicit opts", opts, true},
                             {"explicit opts, no vectors", opts, false}};
   std::vector<LoweredKernel> out;
-  for (const std::string& r : kRenderers) {
+  for (const std::string& r : renderers()) {
     for (const Config& cfg : configs) {
       CAPTURE(r);
       CAPTURE(cfg.what);
@@ -77,9 +76,9 @@ std::vector<LoweredKernel> run_all(const UOpPtr& ast, const std::vector<Opt>& op
       CAPTURE(k.name);
       if (!cfg.float4) CHECK_FALSE(has_vectors(k));
       std::vector<HostBuf> bufs = make();
-      cpu::test::run_kernel(cpu::test::device(), r, k.name, k.uops, bufs, vars, k.global);
+      run_kernel(r, k, bufs, vars);
       check(bufs);
-      if (r == kRenderers[0]) out.push_back(std::move(k));
+      if (r == renderers()[0]) out.push_back(std::move(k));
     }
   }
   return out;
@@ -110,7 +109,7 @@ TEST_SUITE("codegen.opt") {
           auto o = bufs[0].as<float>();
           for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] * 2 + bv[t]);
         });
-    if (!noopt()) {
+    if (!noopt() && on_cpu()) {
       CHECK(ks[0].name == "E_64_16_4");
       CHECK(ks[0].global == std::array<int64_t, 3>{64, 16, 1});
       CHECK(vector_accesses(ks[0]) == 3); // two float4 loads, one float4 store
@@ -140,7 +139,7 @@ TEST_SUITE("codegen.opt") {
         });
     // j (c broadcasts over it, and j has the smaller strides), contiguous in the output: by 16
     // on a CPU; then the output is small.
-    if (!noopt()) CHECK(ks[0].name == "E_64_2_16");
+    if (!noopt() && on_cpu()) CHECK(ks[0].name == "E_64_2_16");
     CHECK(ks[2].name == "E_32_4_8_2");
   }
 
@@ -203,7 +202,7 @@ TEST_SUITE("codegen.opt") {
     auto check = [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); };
     auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
     CHECK(ks[2].name == "r_16_12_4_4_8_4");
-    if (!noopt()) {
+    if (!noopt() && on_cpu()) {
       // j (a broadcasts over it, contiguous in the output) by 16 on a CPU; the output left
       // (64 x 3) is small, so i stays; then k by 4.
       CHECK(ks[0].name == "r_64_3_16_8_4");
@@ -331,7 +330,7 @@ TEST_SUITE("codegen.opt") {
         },
         {23});
     CHECK(ks[2].name == "r_2_4_n");
-    CHECK_THROWS_WITH_AS(lower_kernel_with_opts(ast, cpu_caps(), {unroll(0, 4)}),
+    CHECK_THROWS_WITH_AS(lower_kernel_with_opts(ast, target_caps(), {unroll(0, 4)}),
                          doctest::Contains("not a constant"), Error);
   }
 
@@ -339,24 +338,26 @@ TEST_SUITE("codegen.opt") {
     auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 6);
     auto i = rng(64, 0), k = rng(6, 1, AxisType::Reduce);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 6 + k), {k}))});
-    auto lower = [&](Opt o) { return lower_kernel_with_opts(ast, cpu_caps(), {o}); };
+    auto lower = [&](Opt o) { return lower_kernel_with_opts(ast, target_caps(), {o}); };
     CHECK_THROWS_WITH_AS(lower(upcast(0, 3)), doctest::Contains("Opt(UPCAST, 0, 3)"), Error);
     CHECK_THROWS_WITH_AS(lower(upcast(0, 3)), doctest::Contains("not divisible by 3"), Error);
     CHECK_THROWS_WITH_AS(lower(upcast(1, 2)), doctest::Contains("no axis 1"), Error);
     CHECK_THROWS_WITH_AS(lower(unroll(0, 4)), doctest::Contains("Opt(UNROLL, 0, 4)"), Error);
     CHECK_THROWS_WITH_AS(lower(unroll(1, 2)), doctest::Contains("1 reduce axes"), Error);
     CHECK_THROWS_WITH_AS(lower(upcast(0, 1)), doctest::Contains("at least 2"), Error);
-    CHECK_THROWS_WITH_AS(lower({OptOp::LOCAL, 0, 4}), doctest::Contains("Opt(LOCAL, 0, 4)"), Error);
+    CHECK_THROWS_WITH_AS(lower_kernel_with_opts(ast, cpu_caps(), {{OptOp::LOCAL, 0, 4}}),
+                         doctest::Contains("Opt(LOCAL, 0, 4)"), Error); // the CPU has no groups
     // Two in a row: the second counts axes after the first (axis 0 is now 16 long).
-    CHECK_NOTHROW(lower_kernel_with_opts(ast, cpu_caps(), {upcast(0, 4), upcast(0, 4)}));
-    CHECK_THROWS_AS(lower_kernel_with_opts(ast, cpu_caps(), {upcast(0, 4), upcast(0, 32)}), Error);
+    CHECK_NOTHROW(lower_kernel_with_opts(ast, target_caps(), {upcast(0, 4), upcast(0, 4)}));
+    CHECK_THROWS_AS(lower_kernel_with_opts(ast, target_caps(), {upcast(0, 4), upcast(0, 32)}),
+                    Error);
   }
 
   TEST_CASE("apply_opt: shift_to splits a range into outer * amount + inner") {
     auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 8);
     auto i = rng(64, 0), k = rng(8, 1, AxisType::Reduce);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))});
-    auto opt = apply_opt(ast, upcast(0, 4));
+    auto opt = apply_opt(ast, upcast(0, 4), cpu_caps());
     std::vector<const UOp*> ranges;
     for (const UOp* u : opt->toposort())
       if (u->op == Ops::RANGE) ranges.push_back(u);
@@ -374,7 +375,7 @@ TEST_SUITE("codegen.opt") {
     CHECK(upcasts == 1);
     CHECK(kernel_name(opt) == "r_16_4_8");
     // UNROLL of the whole reduce axis: the REDUCE now lists only the Unroll range.
-    auto un = apply_opt(ast, unroll(0, 0));
+    auto un = apply_opt(ast, unroll(0, 0), cpu_caps());
     CHECK(kernel_name(un) == "r_64_8");
     for (const UOp* u : un->toposort())
       if (u->op == Ops::REDUCE) {

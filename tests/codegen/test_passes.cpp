@@ -68,7 +68,7 @@ TEST_SUITE("codegen.linearize") {
     auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 32);
     auto i = rng(4, 0), k = rng(8, 1, AxisType::Reduce);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k), {k}))});
-    auto lk = lower_kernel_with_opts(ast, cpu_caps(), {});
+    auto lk = lower_kernel_with_opts(ast, target_caps(), {});
     auto pos = check_list(lk.uops);
     size_t first_other = lk.uops.size();
     for (size_t p = 0; p < lk.uops.size(); ++p) {
@@ -128,7 +128,7 @@ TEST_SUITE("codegen.linearize") {
     auto i = rng(4, 0, AxisType::Loop), k = rng(8, 1, AxisType::Reduce);
     auto xi = ld(x, i);
     auto ast = UOp::sink({st(out, i, reduce(Ops::ADD, ld(x, i * 8 + k) * xi, {k}) + xi)});
-    auto lk = lower_kernel_with_opts(ast, cpu_caps(), {});
+    auto lk = lower_kernel_with_opts(ast, target_caps(), {});
     auto pos = check_list(lk.uops);
     const UOp* r = find(lk.uops, Ops::RANGE, 1);
     REQUIRE(r);
@@ -143,25 +143,25 @@ TEST_SUITE("codegen.errors") {
     auto out = buf(0, dtypes::float32, 4), x = buf(1, dtypes::float32, 4);
     auto i = rng(4, 0);
     auto bad_reduce = UOp::make(Ops::REDUCE, dtypes::float32, {ld(x, i)}, ReduceArg{Ops::ADD, {}});
-    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, bad_reduce)}), cpu_caps()),
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, bad_reduce)}), target_caps()),
                          doctest::Contains("Ops.REDUCE"), Error);
     // A STORE to a register, not to INDEX(PARAM, ...).
     auto reg = UOp::make(Ops::DEFINE_REG, dtypes::float32.ptr(1, AddrSpace::Reg), {}, int64_t{0});
     auto to_reg = UOp::make(Ops::STORE, dtypes::void_, {at(reg, idx_const(0)), ld(x, i)});
-    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({to_reg}), cpu_caps()),
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({to_reg}), target_caps()),
                          doctest::Contains("Ops.STORE"), Error);
     auto direct = UOp::make(Ops::STORE, dtypes::void_, {out, ld(x, i)});
-    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({direct}), cpu_caps()),
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({direct}), target_caps()),
                          doctest::Contains("INDEX(PARAM, idx)"), Error);
-    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({ld(x, i)}), cpu_caps()),
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({ld(x, i)}), target_caps()),
                          doctest::Contains("Ops.LOAD"), Error);
-    CHECK_THROWS_WITH_AS(lower_kernel(st(out, i, ld(x, i)), cpu_caps()), doctest::Contains("SINK"),
-                         Error);
+    CHECK_THROWS_WITH_AS(lower_kernel(st(out, i, ld(x, i)), target_caps()),
+                         doctest::Contains("SINK"), Error);
     // (With SPEC=1 the spec refuses this node already when it is built, with the same words.)
     auto bad_op = [&] {
       auto red = UOp::make(Ops::REDUCE, dtypes::float32, {ld(x, i), rng(4, 1, AxisType::Reduce)},
                            ReduceArg{Ops::SUB, {}});
-      return lower_kernel(UOp::sink({st(out, i, red)}), cpu_caps());
+      return lower_kernel(UOp::sink({st(out, i, red)}), target_caps());
     };
     CHECK_THROWS_WITH_AS(bad_op(), doctest::Contains("ADD, MUL or MAX"), Error);
   }
@@ -171,7 +171,7 @@ TEST_SUITE("codegen.errors") {
     auto i = rng(4, 0), k = rng(4, 1, AxisType::Reduce);
     auto a = reduce(Ops::ADD, ld(x, i * 4 + k), {k});
     auto b = reduce(Ops::MAX, ld(x, i * 4 + k), {k});
-    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, a + b)}), cpu_caps()),
+    CHECK_THROWS_WITH_AS(lower_kernel(UOp::sink({st(out, i, a + b)}), target_caps()),
                          doctest::Contains("Ops.RANGE"), Error);
   }
 }
@@ -182,8 +182,8 @@ TEST_SUITE("codegen.pipeline") {
     for (const auto& p : codegen_passes()) names.push_back(p.name);
     CHECK(names == std::vector<std::string_view>{
                        "simplify", "optimize", "expand", "promote_half_float", "transcendentals",
-                       "fast_idiv", "renderer_decompositions", "lower_reduces", "devectorize",
-                       "renderer_rules", "gpudims", "add_ends", "linearize"});
+                       "fast_idiv", "renderer_decompositions", "group_reduces", "lower_reduces",
+                       "devectorize", "renderer_rules", "gpudims", "add_ends", "linearize"});
   }
 
   // A copy of the table with one pass replaced.
@@ -261,7 +261,7 @@ TEST_SUITE("codegen.pipeline") {
         {UPat::var("x", {dtypes::float32}) * 2.0,
          [](const Captures& c) { return c["x"] + c["x"]; }},
     });
-    RendererCaps caps = cpu_caps();
+    RendererCaps caps = target_caps();
     caps.decompositions = &decompositions;
     caps.extra_matcher = &extra;
     const int64_t n = 64;
@@ -272,7 +272,7 @@ TEST_SUITE("codegen.pipeline") {
     const UOpPtr ast = UOp::sink({st(out, i, ld(x, i)->alu(Ops::MAX, {ld(y, i)}) * two)});
     std::vector<float> xv(n), yv(n);
     for (int64_t t = 0; t < n; ++t) xv[t] = float(t % 7) - 3, yv[t] = float(t % 5) - 2;
-    for (const std::string& renderer : cpu::test::kRenderers) {
+    for (const std::string& renderer : renderers()) {
       CAPTURE(renderer);
       std::vector<HostBuf> bufs{HostBuf::zeros<float>(n), HostBuf::of(xv), HostBuf::of(yv)};
       const LoweredKernel k = run_ast_opts(ast, renderer, bufs, {}, caps);

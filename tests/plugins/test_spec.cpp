@@ -6,7 +6,7 @@
 using tg::DeviceSpec;
 
 TEST_SUITE("plugins.spec") {
-  TEST_CASE("DEV=DEVICE[:RENDERER[:ARCH]], device name case-insensitive") {
+  TEST_CASE("DEV=DEVICE[:N][:RENDERER[:ARCH]], device name case-insensitive") {
     DeviceSpec a = DeviceSpec::parse("cpu");
     CHECK(a.device == "CPU");
     CHECK(a.renderer.empty());
@@ -23,11 +23,25 @@ TEST_SUITE("plugins.spec") {
     CHECK(a.str() == "CPU");
   }
 
+  TEST_CASE("DEV=DEVICE:N names the N-th device of a kind; N = 0 is the device itself") {
+    DeviceSpec d = DeviceSpec::parse("cl:1");
+    CHECK(d.device == "CL:1");
+    CHECK(d.kind() == "CL");
+    CHECK(d.renderer.empty());
+    CHECK(d.str() == "CL:1");
+    DeviceSpec e = DeviceSpec::parse("CL:2:OpenCL");
+    CHECK(e.device == "CL:2");
+    CHECK(e.renderer == "OpenCL");
+    CHECK(e.str() == "CL:2:OpenCL");
+    CHECK(DeviceSpec::parse("CL:0").device == "CL");
+    CHECK(DeviceSpec::parse("CPU").kind() == "CPU");
+  }
+
   TEST_CASE("bad specs say how to write one") {
-    for (const char* bad : {"", ":C", "CPU:", "CPU::x", "A:B:C:D"}) {
+    for (const char* bad : {"", ":C", "CPU:", "CPU::x", "A:B:C:D", "CL:1:2:3:4", "CL:123456"}) {
       CAPTURE(bad);
       CHECK_THROWS_WITH_AS(DeviceSpec::parse(bad),
-                           doctest::Contains("write DEVICE[:RENDERER[:ARCH]], e.g. DEV=CPU"),
+                           doctest::Contains("write DEVICE[:N][:RENDERER[:ARCH]], e.g. DEV=CPU"),
                            tg::Error);
     }
   }

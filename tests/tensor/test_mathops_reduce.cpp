@@ -26,8 +26,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 DType acc_dtype(DType d) {
-  if (d == kBool || d == kI8 || d == dtypes::int16) return kI32;
-  if (d == kU8 || d == dtypes::uint16) return dtypes::uint32;
+  if (d == kBool || d.is_int()) return dtypes::int64; // PyTorch's integer sums
   return d;
 }
 
@@ -254,10 +253,10 @@ TEST_SUITE("tensor.mathops") {
     Tensor e = Tensor::from_vector<float>({1, 2, 3}, Shape{3, 1}).expand({3, 4});
     CHECK(e.cumsum(1).to_vector<float>() ==
           std::vector<float>{1, 2, 3, 4, 2, 4, 6, 8, 3, 6, 9, 12});
-    // int8 accumulates in int32, as sum: 100 * 127 does not wrap.
+    // int8 accumulates in int64, as sum: 100 * 127 does not wrap.
     Tensor big = Tensor::full({100}, 127, kI8);
-    CHECK(big.cumsum().dtype() == kI32);
-    CHECK(big.cumsum().to_vector<int32_t>().back() == 12700);
+    CHECK(big.cumsum().dtype() == dtypes::int64);
+    CHECK(big.cumsum().to_vector<int64_t>().back() == 12700);
     // float16 accumulates in float32: 4096 ones reach 4096 (a float16 sum stops at 2048).
     CHECK(Tensor::ones({4096}, kF16).cumsum().to_vector<float>().back() == 4096.0f);
   }
@@ -296,7 +295,7 @@ TEST_SUITE("tensor.mathops") {
     Arr l{{140000}, std::vector<double>(140000)};
     for (size_t i = 0; i < l.v.size(); ++i)
       l.v[i] = static_cast<double>(static_cast<int64_t>(i % 7) - 3);
-    std::vector<int32_t> got = to_tensor(l, kI32).cumsum().to_vector<int32_t>();
+    std::vector<int64_t> got = to_tensor(l, kI32).cumsum().to_vector<int64_t>();
     int64_t s = 0;
     bool ok = true;
     for (size_t i = 0; i < got.size(); ++i)

@@ -1,5 +1,5 @@
 // Reductions against C++ loops: one or several axes, keepdim, views as inputs, accumulator
-// dtypes (int8 sums in int32, float16 in float32), long reductions, zero-size and 0-d inputs.
+// dtypes (integer sums in int64, float16 in float32), long reductions, zero-size and 0-d inputs.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,8 +16,7 @@ const DType kF32 = dtypes::float32, kF16 = dtypes::float16, kBF16 = dtypes::bflo
             kI32 = dtypes::int32, kI8 = dtypes::int8, kU8 = dtypes::uint8, kBool = dtypes::bool_;
 
 DType sum_dtype(DType d) {
-  if (d == kBool || d == kI8 || d == dtypes::int16) return kI32;
-  if (d == kU8 || d == dtypes::uint16) return dtypes::uint32;
+  if (d == kBool || d.is_int()) return dtypes::int64; // PyTorch's integer sums
   return d;
 }
 
@@ -158,14 +157,14 @@ TEST_SUITE("tensor.reduce") {
     CHECK(y.argmin(1).to_vector<int32_t>() == std::vector<int32_t>{1, 0});
   }
 
-  TEST_CASE("accumulator dtypes: int8 sums in int32, float16 sums in float32") {
+  TEST_CASE("accumulator dtypes: integer sums in int64, float16 sums in float32") {
     Arr a{{1000}, std::vector<double>(1000, 127)};
     Tensor t = to_tensor(a, kI8);
-    CHECK(t.sum().dtype() == kI32);
-    CHECK(t.sum().item<int32_t>() == 127000);
-    CHECK(to_tensor(a, kU8).sum().dtype() == dtypes::uint32);
-    CHECK(Tensor::ones({10}, kBool).sum().dtype() == kI32);
-    CHECK(Tensor::ones({10}, kBool).sum().item<int32_t>() == 10);
+    CHECK(t.sum().dtype() == dtypes::int64);
+    CHECK(t.sum().item<int64_t>() == 127000);
+    CHECK(to_tensor(a, kU8).sum().dtype() == dtypes::int64);
+    CHECK(Tensor::ones({10}, kBool).sum().dtype() == dtypes::int64);
+    CHECK(Tensor::ones({10}, kBool).sum().item<int64_t>() == 10);
     // 4096 ones: a float16 accumulator would stop at 2048.
     Tensor h = Tensor::ones({4096}, kF16);
     CHECK(h.sum().dtype() == kF16);

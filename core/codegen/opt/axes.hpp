@@ -32,4 +32,18 @@ inline std::vector<const UOp*> ranges_of(const UOpPtr& ast) {
 // A range's size when it is a constant, else -1.
 inline int64_t const_size(const UOp* r) { return r->src[0]->is_const() ? r->src[0]->ivmin() : -1; }
 
+// The first range id the kernel does not use.
+int64_t next_range_id(const UOpPtr& ast);
+
+// tinygrad's shift_to (shift_to.cpp): range `r` (constant size N, divisible by `amount`) becomes
+// outer * amount + inner, or with `top` inner * (N / amount) + outer; outer keeps r's id and
+// kind (gone when N == amount), inner is a new range of `amount` and kind `inner_type`; REDUCEs
+// that listed r list both, outermost first.
+UOpPtr shift_to(const UOpPtr& ast, const UOpPtr& r, int64_t amount, AxisType inner_type, bool top);
+
+// PADTO (padto.cpp): range `r` of constant size n becomes a range of `size` (> n) with the same
+// id and kind; every buffer access that depends on it is gated by r < n (a gated load yields 0)
+// and every REDUCE over it reduces its identity where r >= n.
+UOpPtr pad_to(const UOpPtr& ast, const UOpPtr& r, int64_t size);
+
 } // namespace tg::opt_detail

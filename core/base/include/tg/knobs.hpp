@@ -100,8 +100,8 @@ private:
 #define TG_FOR_EACH_KNOB(INT, STR)                                                                 \
   INT(DEBUG, 0, 0, 7, "0..7",                                                                      \
       "verbosity: 1 schedule sizes, 2 kernel launches, 3 kernel ASTs, 4 source, 5 linearized uops, 7 assembly") \
-  STR(DEV, "", "DEVICE[:RENDERER[:ARCH]]",                                                         \
-      "the device, renderer and architecture to use (CPU, CPU:C, CUDA:PTX:sm_90); unset: the best available") \
+  STR(DEV, "", "DEVICE[:N][:RENDERER[:ARCH]]",                                                     \
+      "the device (N: the N-th of its kind), renderer and architecture to use (CPU, CPU:C, CL:1, CUDA:PTX:sm_90); unset: the best available") \
   INT(SPEC, 0, 0, 1, "0 or 1",                                                                     \
       "check every node built, and every pass's result, against the IR spec")                     \
   INT(TRACK_MATCH_STATS, 0, 0, 2, "0..2",                                                          \
@@ -110,7 +110,7 @@ private:
       "successive rewrites of one node before graph_rewrite reports non-termination")              \
   STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
       "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
-  INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL)")    \
+  INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL/LOCAL/GROUP)")    \
   INT(TRANSCENDENTAL, 1, 0, 2, "0..2",                                                             \
       "2 decomposes exp2/log2/sin into polynomials even where the renderer has them")             \
   INT(DISABLE_FAST_IDIV, 0, 0, 1, "0 or 1",                                                        \

@@ -23,10 +23,11 @@ struct KernelParam {
 struct LoweredKernel {
   std::string name;                       // tinygrad style: E_4_8, r_4_8 (loop sizes, reduce last)
   std::vector<UOpPtr> uops;               // the flat list, in program order
-  std::array<int64_t, 3> global{1, 1, 1}; // sizes of gidx0..gidx2 (1 where absent)
-  std::array<int64_t, 3> local{1, 1, 1};
-  std::vector<KernelParam> params; // by slot
-  std::vector<VarArg> vars;        // in LaunchArgs::vars order (first appearance in uops)
+  std::array<int64_t, 3> global{1, 1, 1}; // sizes of gidx0..gidx2 (1 where absent): work groups
+  std::array<int64_t, 3> local{1, 1, 1};  // sizes of lidx0..lidx2: work items of a group
+  int64_t local_bytes = 0;                // work-group memory its DEFINE_LOCALs take
+  std::vector<KernelParam> params;        // by slot
+  std::vector<VarArg> vars;               // in LaunchArgs::vars order (first appearance in uops)
 };
 
 // Raises tg::Error naming the offending node when `ast` is not a kernel AST: a SINK of
@@ -38,10 +39,19 @@ UOpPtr simplify_kernel(const UOpPtr& ast);
 // Pass 2: every REDUCE becomes an accumulator register: identity stored before its loops,
 // acc = acc op value inside them (closed by END), and a load through AFTER(acc, END) after.
 UOpPtr lower_reduces(const UOpPtr& ast);
-// Pass 3: the outermost Global ranges with a constant size (up to the renderer's number of
-// global dimensions, each within global_max) become SPECIAL gidx0..gidx2. `global` receives
-// their sizes (1 where unused).
-UOpPtr add_gpudims(const UOpPtr& ast, const RendererCaps& caps, std::array<int64_t, 3>& global);
+// Pass: grouped reduces (tinygrad's fix_group_for_reduce). A REDUCE over GroupReduce ranges
+// becomes a partial REDUCE over its other ranges, stored to a DEFINE_LOCAL, a BARRIER, and a
+// REDUCE of the group's partial results over new Reduce ranges (group_reduce.cpp).
+UOpPtr group_reduces(const UOpPtr& ast);
+// Pass 3: work-item indices. Without work groups (!caps.has_local) the outermost Global ranges
+// with a constant size (up to the renderer's number of global dimensions, each within
+// global_max) become SPECIAL gidx0..gidx2. With work groups every constant Global range becomes
+// a gidx and every Local and GroupReduce range a lidx, merged or split to fit the device's
+// dimensions (tinygrad's get_grouped_dims), and global stores that do not depend on a local
+// index are gated to its work item 0. `global` receives the number of work groups (work items
+// without work groups) per dimension, `local` the work-group size (1 where unused).
+UOpPtr add_gpudims(const UOpPtr& ast, const RendererCaps& caps, std::array<int64_t, 3>& global,
+                   std::array<int64_t, 3>& local);
 // Pass 4: closes every loop still open at the SINK with END nodes, outermost range (lowest id)
 // outermost.
 UOpPtr add_ends(const UOpPtr& ast);
@@ -70,8 +80,9 @@ struct KernelLowering {
 
 // The back half as a table, in order: simplify, optimize, expand, promote_half_float,
 // transcendentals, fast_idiv, renderer_decompositions (RendererCaps::decompositions),
-// lower_reduces, devectorize, renderer_rules (RendererCaps::extra_matcher), gpudims, add_ends,
-// linearize.
+// group_reduces, lower_reduces, devectorize, renderer_rules (RendererCaps::extra_matcher),
+// gpudims, add_ends, linearize. A kernel whose DEFINE_LOCALs need more than
+// RendererCaps::shared_max bytes is refused with tg::Error naming it.
 std::span<const Pass<KernelLowering>> codegen_passes();
 
 // The whole back half. DEBUG>=3 prints the AST, DEBUG>=5 the linearized uops.

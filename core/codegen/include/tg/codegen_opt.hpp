@@ -1,6 +1,7 @@
 #pragma once
-// Codegen, the kernel optimizer (core/codegen/opt/: apply_opt.cpp applies Opts, heuristic.cpp
-// chooses them, tensor_cores.cpp matches tensor cores; tinygrad's codegen/opt) and vector
+// Codegen, the kernel optimizer (core/codegen/opt/: apply_opt.cpp checks and applies Opts,
+// shift_to.cpp splits ranges, padto.cpp pads them, heuristic.cpp chooses Opts, tensor_cores.cpp
+// matches tensor cores; tinygrad's codegen/opt) and vector
 // expansion (tinygrad's expander and devectorizer). lower_kernel() runs them between
 // simplify_kernel and lower_reduces:
 //
@@ -13,17 +14,31 @@
 #include <vector>
 
 #include "tg/codegen.hpp"
+#include "tg/error.hpp"
 
 namespace tg {
 
-// tinygrad's OptOps. UPCAST and UNROLL are implemented; the others raise tg::Error until a
-// renderer with local memory needs them.
+// tinygrad's OptOps. THREAD and TC raise OptError until a renderer needs them.
 enum class OptOp : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, THREAD, PADTO, SWAP, TC };
 std::string_view opt_op_name(OptOp op);
 
-// One optimization: `axis` counts the kernel's output axes (UPCAST, LOCAL) or its reduce axes
-// (UNROLL), each in range id order, among those that are not already Upcast/Unroll, as
-// tinygrad's Opt counts axes. `amount` 0 means the whole axis.
+// One optimization, tinygrad's Opt(op, axis, arg). `axis` counts the axes opt_axes(ast, op)
+// lists (each in range id order); `amount` is the split size (0: the whole axis) for UPCAST,
+// UNROLL, LOCAL, GROUP and GROUPTOP, the multiple to pad to for PADTO, and the other axis for
+// SWAP.
+//
+//   UPCAST    an output axis (Global, Loop, Local) -> outer * amount + Upcast (vector lanes)
+//   UNROLL    a reduce axis (Reduce, GroupReduce)  -> outer * amount + Unroll (vector lanes)
+//   LOCAL     a Global axis                        -> outer * amount + Local (work items of a
+//             group: lidx)
+//   GROUP     a Reduce axis -> outer * amount + GroupReduce: each work item of the group
+//             reduces a strided share, the group combines the partial results through local
+//             memory (group_reduces)
+//   GROUPTOP  as GROUP with the group index outermost: GroupReduce * (size/amount) + outer, so
+//             each work item reduces a contiguous share
+//   PADTO     an output or reduce axis of size n -> round_up(n, amount), the extra iterations
+//             masked: loads and stores gated, a reduce's value replaced by its identity
+//   SWAP      two Global axes exchange places (their ids: which is outer, which gidx they get)
 struct Opt {
   OptOp op = OptOp::UPCAST;
   int axis = 0;
@@ -32,22 +47,41 @@ struct Opt {
   std::string str() const; // "Opt(UPCAST, 1, 4)"
 };
 
-// The RANGEs an Opt's axis numbers refer to: output axes (Global, Loop, Local) or reduce axes,
-// each in id order.
+// An Opt that does not apply to a kernel (tinygrad's KernelOptError): the message names the
+// Opt and why. A search over Opts catches it to skip a candidate.
+class OptError : public Error {
+public:
+  using Error::Error;
+};
+
+// The RANGEs an Opt's axis numbers refer to, in id order: output axes (Global, Loop, Local,
+// Thread) for UPCAST, LOCAL, THREAD and SWAP; reduce axes (Reduce, GroupReduce) for UNROLL;
+// Reduce axes only for GROUP and GROUPTOP; output axes then reduce axes for PADTO.
+std::vector<UOpPtr> opt_axes(const UOpPtr& ast, OptOp op);
+// Output axes (reduce false) or reduce axes (reduce true).
 std::vector<UOpPtr> opt_axes(const UOpPtr& ast, bool reduce);
 
-// tinygrad's shift_to: the range of `opt.axis` with a constant size N divisible by `amount`
-// becomes outer * amount + inner, outer a range of N / amount with the old kind and id (gone
-// when N == amount), inner a range of `amount` of kind Upcast (UPCAST) or Unroll (UNROLL) with
-// a new id. An Opt that does not apply raises tg::Error naming it and why.
-UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt);
+// Applies one Opt (tinygrad's Scheduler.apply_opt), checked against the kernel and the
+// renderer's caps: work groups (has_local) for LOCAL/GROUP/GROUPTOP, local sizes within
+// local_max (each dimension, and the whole group within local_max[0], the largest group a
+// device takes), a grouped reduce's local memory within shared_max. A split (UPCAST, UNROLL,
+// LOCAL, GROUP, GROUPTOP) is tinygrad's shift_to: a RANGE of constant size N divisible by
+// `amount` becomes outer * amount + inner (GROUPTOP: inner * N/amount + outer), outer keeping
+// the old id and kind (gone when N == amount), inner a new RANGE (next free id) of the Opt's
+// kind. Raises OptError naming the Opt and why it does not apply.
+UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 
-// The default heuristic, in the spirit of tinygrad's heuristic.py: while the output has at
-// least 1024 elements, upcast an output axis some buffer broadcasts over (stride 0 in its
-// index) by 3 or 4, up to two axes; unroll the last reduce axis whole when it is at most 32
-// long (and all lanes stay within 128), else by 4 when divisible; upcast the last output axis
-// by 4 when nothing is upcast yet and it is contiguous in the output. Symbolic or indivisible
-// axes are skipped. `caps` is not consulted yet (no LOCAL/GROUP/TC on the CPU).
+// The default heuristic, in the spirit of tinygrad's heuristic.py. With work groups
+// (caps.has_local): a matrix-vector product gets GROUP 8, LOCAL 4 and UPCAST 4 on its rows; a
+// kernel with few outputs (at most 2048) and a long reduce gets GROUP 16 and nothing more.
+// Then, on every device: while the output has at least 1024 elements, upcast an output axis
+// some buffer broadcasts over (stride 0 in its index) by 3 or 4, up to two axes (without work
+// groups the first one 16 or 8 wide when contiguous in the output); unroll the last reduce
+// axis whole when it is at most 32 long (and all lanes stay within 128), else by 4 when
+// divisible; upcast the last output axis by 4 when nothing is upcast yet and it is contiguous
+// in the output. Last, with work groups: up to three Global axes get local sizes (32 for the
+// first axis, else 16, 8, 4, 3 or 2; at most 128 work items a group), axes some buffer
+// broadcasts over first. Symbolic or indivisible axes are skipped.
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
 
 // The tensor cores of `caps` that multiply dtype_in and accumulate in dtype_out, in the
@@ -56,7 +90,7 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
 std::vector<TensorCore> tensor_cores_for(const RendererCaps& caps, DType dtype_in, DType dtype_out);
 
 // Pass: applies `opts` in order (each through apply_opt).
-UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts);
+UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts, const RendererCaps& caps);
 
 // Pass: expansion (tinygrad's expander). Every node that depends on Upcast/Unroll ranges
 // becomes a vector of one lane per combination of them (the first such range, by id, the

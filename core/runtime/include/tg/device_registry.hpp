@@ -22,10 +22,14 @@
 
 namespace tg {
 
-// DEV=DEVICE[:RENDERER[:ARCH]], e.g. "CPU", "cpu:c", "CUDA:PTX:sm_90". The device name is
-// upper-cased; renderer and arch are kept as given (renderers match case-insensitively).
+// DEV=DEVICE[:N][:RENDERER[:ARCH]], e.g. "CPU", "cpu:c", "CUDA:PTX:sm_90", "CL:1" (the second
+// OpenCL device). The device name is upper-cased and carries the index ("CL:1"; index 0 is
+// dropped: "CL:0" is "CL"); renderer and arch are kept as given (renderers match
+// case-insensitively). A plugin serves every index of the kinds its manifest lists: its
+// create() receives the device name with the index.
 struct DeviceSpec {
-  std::string device;
+  std::string device;                               // "CPU", "CL:1"
+  std::string kind() const;                         // the device without its index: "CL"
   std::string renderer;                             // empty: the device's default
   std::string arch;                                 // empty: the device's default
   static DeviceSpec parse(const std::string& spec); // throws tg::Error on an empty or bad spec

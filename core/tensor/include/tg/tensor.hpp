@@ -210,7 +210,7 @@ public:
   Tensor div(Scalar o) const { return div(scalar_like(o)); }
   Tensor idiv(Scalar o) const { return idiv(scalar_like(o)); }
   Tensor mod(Scalar o) const { return mod(scalar_like(o)); }
-  Tensor pow(Scalar o) const { return pow(scalar_like(o)); }
+  Tensor pow(Scalar o) const; // an integer tensor to a negative integer power is an error
   Tensor maximum(Scalar o) const { return maximum(scalar_like(o)); }
   Tensor minimum(Scalar o) const { return minimum(scalar_like(o)); }
   Tensor lt(Scalar o) const { return lt(scalar_like(o)); }
@@ -221,8 +221,12 @@ public:
   Tensor ne(Scalar o) const { return ne(scalar_like(o)); }
 
   // ---- reductions (axis -1 style indices; empty axes = all) -------------------------------
+  // sum and prod of integers and bools are int64 (PyTorch: they never wrap in 32 bits); of
+  // half floats accumulated in float32 and returned in the input's dtype.
   Tensor sum(std::vector<int64_t> axes = {}, bool keepdim = false) const;
   Tensor prod(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  // max/min split the gradient equally among ties (PyTorch's amax and max()); max_dim sends
+  // it to the returned index.
   Tensor max(std::vector<int64_t> axes = {}, bool keepdim = false) const;
   Tensor min(std::vector<int64_t> axes = {}, bool keepdim = false) const;
   Tensor mean(std::vector<int64_t> axes = {}, bool keepdim = false) const;
@@ -284,8 +288,8 @@ public:
   std::pair<Tensor, Tensor> std_mean(std::vector<int64_t> axes = {}, bool keepdim = false,
                                      double correction = 1) const; // (std, mean)
   // Inclusive scans along `dim` (tinygrad's _split_cumalu: blocks of 256, so a length-n axis
-  // costs O(n * 256)). cumsum/cumprod accumulate as sum/prod do (int8 in int32, halves in
-  // float32 and back).
+  // costs O(n * 256)). cumsum/cumprod accumulate as sum/prod do (integers in int64, halves
+  // in float32 and back).
   Tensor cumsum(int64_t dim = 0) const;
   Tensor cumprod(int64_t dim) const;
   // Running max/min with the index of the last occurrence (NaN counts as the extreme), as
