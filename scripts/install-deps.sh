@@ -22,7 +22,7 @@ packages=(
   libtbb-dev doctest-dev zlib1g-dev
   libopenblas-dev                        # the sgemm anchor of bench/tg_bench_tensor only
   clang-format
-  python3-venv                           # the venv of the llm server test's openai client
+  python3-venv                           # venvs for PyPI-only test tools (scripts/venv.sh) and scripts/fetch-minilm.sh
   opencl-c-headers                       # plugins/qcom: the OpenCL API's declarations (never linked)
   ocl-icd-libopencl1 pocl-opencl-icd     # plugins/qcom at run time: the ICD loader and POCL's CPU device
   clinfo                                 # lists the OpenCL platforms and devices the loader sees

@@ -1,7 +1,8 @@
-// tinyrun: the one command line of tinygrad-cpp. `mnist` trains and evaluates tinygrad's
-// beautiful_mnist on real digits; `demo` (also the bare command) reports what it is built with,
-// lists the device plugins and runs tensors through the whole pipeline; `llm`, `cifar`, `bert`
-// and `bench` join it as the engine lands.
+// tinyrun: the one command line of tinygrad-cpp. `llm` runs llama-family models from GGUF or
+// Hugging Face folders; `mnist` trains and evaluates tinygrad's beautiful_mnist on real digits;
+// `cifar` trains hlb_cifar10 on CIFAR-10 and runs the MLPerf Tiny ResNet-8; `bert` embeds
+// sentences and trains BERT; `demo` (also the bare command) reports what it is built with,
+// lists the device plugins and runs tensors through the whole pipeline.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "bert.hpp"
+#include "cifar.hpp"
 #include "llm_command.hpp"
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
@@ -27,6 +30,10 @@ void usage(FILE* to) {
           "            (`tinyrun llm help` for the commands)\n"
           "  mnist     train|eval|bench tinygrad's beautiful_mnist on MNIST digits\n"
           "            (`tinyrun mnist help` for the options)\n"
+          "  cifar     train|eval|bench tinygrad's hlb_cifar10 on CIFAR-10, eval the MLPerf\n"
+          "            Tiny ResNet-8 (`tinyrun cifar help`)\n"
+          "  bert      embed|tokenize|train|bench: BERT sentence embeddings (all-MiniLM-L6-v2)\n"
+          "            and the MLPerf BERT pretraining step (`tinyrun bert help`)\n"
           "  demo, (none)\n"
           "            print the version and the devices found, run a few tensor\n"
           "            computations on the device DEV selects (DEV=CPU, DEV=CPU:C; default:\n"
@@ -105,6 +112,10 @@ int main(int argc, char** argv) {
     if (cmd == "llm") return tinyrun::llm_command(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "mnist")
       return tinyrun::mnist_command(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "cifar")
+      return tinyrun::cifar_command(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "bert")
+      return tinyrun::bert_command(std::vector<std::string>(argv + 2, argv + argc));
     if (!cmd.empty() && cmd != "demo") {
       std::fprintf(stderr, "tinyrun: unknown command '%s'\n", cmd.c_str());
       usage(stderr);

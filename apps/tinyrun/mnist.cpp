@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mnist_model.hpp"
+#include "options.hpp"
 #include "tg/data.hpp"
 #include "tg/error.hpp"
 #include "tg/jit.hpp"
@@ -32,70 +33,6 @@ using tg::Error;
 using tg::Tensor;
 
 constexpr int64_t kSide = 28, kPixels = kSide * kSide, kClasses = 10;
-
-// ---- options ----------------------------------------------------------------------------
-
-// `--name value` or `--name=value`; every option takes a value. Unknown names are refused
-// with the list of the known ones.
-class Options {
-public:
-  Options(const std::string& cmd, const std::vector<std::string>& args,
-          const std::vector<std::string>& known)
-      : cmd_(cmd) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a.rfind("--", 0) != 0)
-        throw Error("mnist " + cmd + ": unexpected argument '" + a +
-                    "' (options are --name VALUE)");
-      std::string name = a.substr(2), value;
-      if (const size_t eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      } else {
-        if (i + 1 >= args.size()) throw Error("mnist " + cmd + ": --" + name + " needs a value");
-        value = args[++i];
-      }
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string list;
-        for (const std::string& k : known) list += " --" + k;
-        throw Error("mnist " + cmd + ": unknown option --" + name + " (known:" + list + ")");
-      }
-      values_[name] = value;
-    }
-  }
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
-  std::string str(const std::string& name, const std::string& fallback) const {
-    auto it = values_.find(name);
-    return it == values_.end() ? fallback : it->second;
-  }
-  int64_t integer(const std::string& name, int64_t fallback, int64_t min) const {
-    auto it = values_.find(name);
-    if (it == values_.end()) return fallback;
-    char* end = nullptr;
-    const long long v = std::strtoll(it->second.c_str(), &end, 10);
-    if (it->second.empty() || *end != '\0')
-      throw Error("mnist " + cmd_ + ": --" + name + " must be an integer, got '" + it->second +
-                  "'");
-    if (v < min)
-      throw Error("mnist " + cmd_ + ": --" + name + " must be at least " + std::to_string(min) +
-                  ", got " + it->second);
-    return v;
-  }
-  double real(const std::string& name, double fallback) const {
-    auto it = values_.find(name);
-    if (it == values_.end()) return fallback;
-    char* end = nullptr;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (it->second.empty() || *end != '\0' || !(v > 0))
-      throw Error("mnist " + cmd_ + ": --" + name + " must be a positive number, got '" +
-                  it->second + "'");
-    return v;
-  }
-
-private:
-  std::string cmd_;
-  std::map<std::string, std::string> values_;
-};
 
 // ---- data -------------------------------------------------------------------------------
 
@@ -272,7 +209,7 @@ auto make_train_step(MnistModel& model, tg::optim::Optimizer& opt) {
 // ---- commands ---------------------------------------------------------------------------
 
 int train(const std::vector<std::string>& args) {
-  const Options opt("train", args,
+  const Options opt("mnist train", args,
                     {"steps", "batch", "lr", "optimizer", "seed", "data", "save", "eval-every",
                      "train-images", "train-labels", "test-images", "test-labels"});
   const int64_t steps = opt.integer("steps", 70, 1);
@@ -353,7 +290,7 @@ int train(const std::vector<std::string>& args) {
 }
 
 int eval(const std::vector<std::string>& args) {
-  const Options opt("eval", args, {"weights", "data", "images", "labels"});
+  const Options opt("mnist eval", args, {"weights", "data", "images", "labels"});
   if (!opt.has("weights")) throw Error("mnist eval: --weights FILE.safetensors is required");
   const fs::path weights = opt.str("weights", "");
   if (!fs::is_regular_file(weights))
@@ -382,7 +319,7 @@ int eval(const std::vector<std::string>& args) {
 // Training steps on random digits of MNIST's shape (pixels 0..255, labels 0..9): 3 warm-up
 // steps (compiling every kernel), then `steps` timed ones.
 int bench(const std::vector<std::string>& args) {
-  const Options opt("bench", args, {"steps", "batch", "seed"});
+  const Options opt("mnist bench", args, {"steps", "batch", "seed"});
   const int64_t steps = opt.integer("steps", 10, 1);
   const int64_t batch = opt.integer("batch", 512, 1);
   const int64_t seed = opt.integer("seed", 0, 0);

@@ -3,6 +3,8 @@
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
 
+#include <vector>
+
 namespace tg::data {
 
 namespace fs = std::filesystem;
@@ -19,6 +21,19 @@ std::optional<fs::path> data_dir(const fs::path& repo_root) {
   if (const std::string home = knobs::HOME.get(); !home.empty()) {
     const fs::path cache = fs::path(home) / ".cache" / "tg";
     if (fs::is_directory(cache)) return cache;
+  }
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_data(const fs::path& relative, const fs::path& repo_root) {
+  std::vector<fs::path> roots;
+  if (const std::string env = knobs::TG_DATA_DIR.get(); !env.empty()) roots.emplace_back(env);
+  if (!repo_root.empty()) roots.push_back(repo_root / ".." / "shared" / "data");
+  if (const std::string home = knobs::HOME.get(); !home.empty())
+    roots.push_back(fs::path(home) / ".cache" / "tg");
+  for (const fs::path& r : roots) {
+    std::error_code ec;
+    if (fs::exists(r / relative, ec)) return fs::weakly_canonical(r / relative);
   }
   return std::nullopt;
 }

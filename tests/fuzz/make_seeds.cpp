@@ -1,6 +1,6 @@
 // Writes the seed corpora of the fuzz targets: small synthetic files of each format, valid and
 // slightly broken, made here (never the data of ../shared). Run by the build:
-//   make_seeds OUT_DIR   ->  OUT_DIR/{safetensors,idx,idx_gzip,manifest,gguf,api_request}/NAME
+//   make_seeds OUT_DIR   ->  OUT_DIR/TARGET/NAME, one folder per fuzz target
 #include <zlib.h>
 
 #include <cstdint>
@@ -222,5 +222,64 @@ int main(int argc, char** argv) {
   write(mf, "negative_priority",
         text(R"({"name":"x","version":"2","abi_major":1,"abi_minor":3,)"
              R"("library":"libx.so","devices":["X","Y"],"priority":-5})"));
+
+  // CIFAR-10 batches: records of a label byte and 3072 pixels.
+  const fs::path cf = out / "cifar";
+  auto cifar = [](const std::vector<uint8_t>& labels, size_t extra) {
+    Bytes b;
+    for (uint8_t l : labels) {
+      b.push_back(l);
+      for (int i = 0; i < 3072; ++i) b.push_back(static_cast<uint8_t>(i * 7 + l));
+    }
+    b.insert(b.end(), extra, 0x55);
+    return b;
+  };
+  write(cf, "one", cifar({3}, 0));
+  write(cf, "three", cifar({0, 9, 5}, 0));
+  write(cf, "bad_label", cifar({1, 10}, 0));
+  write(cf, "truncated", cifar({2, 2}, 0x100));
+
+  // Layer graphs: a small valid one, and one with an index past the tensors.
+  const fs::path lg = out / "layer_graph";
+  const std::string tensors = R"("tensors":[{"name":"in","shape":[1,8,8,3],"type":"F32"},)"
+                              R"({"name":"w","shape":[4,3,3,3],"type":"F32","const":true},)"
+                              R"({"name":"b","shape":[4],"type":"F32","const":true},)"
+                              R"({"name":"out","shape":[1,8,8,4],"type":"F32"}])";
+  write(lg, "conv",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"CONV_2D","inputs":[0,1,2],"outputs":[3],)"
+             R"("opts":{"padding":"SAME","stride_w":1,"stride_h":1,"act":1}}],)"
+             R"("inputs":[0],"outputs":[3]})"));
+  write(lg, "softmax_null_opts",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"SOFTMAX","inputs":[0],"outputs":[3],"opts":null}],)"
+             R"("inputs":[0],"outputs":[3]})"));
+  write(lg, "index_past_end",
+        text("{" + tensors +
+             R"(,"ops":[{"op":"ADD","inputs":[0,4],"outputs":[3]}],)"
+             R"("inputs":[0],"outputs":[3]})"));
+
+  // WordPiece vocabularies (also tokenized as text by the target): valid, CRLF, without [SEP],
+  // not UTF-8.
+  const fs::path wp = out / "wordpiece";
+  write(wp, "vocab", text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\ncafé\n中\n"));
+  write(wp, "crlf", text("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nab\r\n"));
+  write(wp, "no_sep", text("[PAD]\n[UNK]\n[CLS]\nab\n"));
+  write(wp, "bad_utf8", Bytes{'[', 'P', 'A', 'D', ']', '\n', 0xc3, 0x28, '\n'});
+  write(wp, "text", text("Héllo, Wörld! 中文 [CLS] unbelievably ab ba\t\r\n"));
+
+  // BERT config.json: all-MiniLM-L6-v2's fields, another architecture, heads that do not divide.
+  const fs::path bc = out / "bert_config";
+  const std::string sizes = R"("vocab_size":30522,"hidden_size":384,"num_hidden_layers":6,)"
+                            R"("num_attention_heads":12,"intermediate_size":1536,)"
+                            R"("max_position_embeddings":512,"type_vocab_size":2)";
+  write(
+      bc, "minilm",
+      text(R"({"model_type":"bert",)" + sizes +
+           R"(,"layer_norm_eps":1e-12,"hidden_act":"gelu","position_embedding_type":"absolute"})"));
+  write(bc, "llama", text(R"({"model_type":"llama",)" + sizes + "}"));
+  write(bc, "bad_heads",
+        text(R"({"model_type":"bert","vocab_size":8,"hidden_size":10,"num_hidden_layers":1,)"
+             R"("num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":4})"));
   return 0;
 }

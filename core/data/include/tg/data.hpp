@@ -17,6 +17,12 @@ namespace tg::data {
 // is given and that folder exists, else ~/.cache/tg. The first that exists, or nullopt.
 std::optional<std::filesystem::path> data_dir(const std::filesystem::path& repo_root = {});
 
+// The first of $TG_DATA_DIR, `<repo>/../shared/data` and ~/.cache/tg that holds `relative`
+// (a file or folder), as a full path; nullopt when none does. For what scripts fetch into the
+// cache (scripts/fetch-minilm.sh) while the shared data folder is also there.
+std::optional<std::filesystem::path> find_data(const std::filesystem::path& relative,
+                                               const std::filesystem::path& repo_root = {});
+
 // An IDX array: element type, shape (big-endian dims of the header) and elements converted to
 // host byte order.
 struct IdxArray {

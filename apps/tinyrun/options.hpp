@@ -1,0 +1,31 @@
+#pragma once
+// The options of a tinyrun subcommand: `--name value` or `--name=value`, every option taking a
+// value, unknown names refused with the list of the known ones. Errors are tg::Error prefixed
+// with the command ("mnist train: --steps must be an integer, got 'x'").
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tinyrun {
+
+class Options {
+public:
+  // `command` names the subcommand in messages ("cifar train"); `positional` is where words
+  // that are not options go (nullptr: they are refused).
+  Options(std::string command, const std::vector<std::string>& args,
+          const std::vector<std::string>& known, std::vector<std::string>* positional = nullptr);
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string str(const std::string& name, const std::string& fallback) const;
+  // An integer >= min (and <= max).
+  int64_t integer(const std::string& name, int64_t fallback, int64_t min,
+                  int64_t max = INT64_MAX) const;
+  // A positive number.
+  double real(const std::string& name, double fallback) const;
+
+private:
+  std::string cmd_;
+  std::map<std::string, std::string> values_;
+};
+
+} // namespace tinyrun
