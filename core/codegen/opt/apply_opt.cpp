@@ -287,8 +287,8 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps) {
   case OptOp::THREAD:
     c.fail("THREAD is not implemented: no renderer launches CPU threads per kernel axis");
   case OptOp::TC:
-    c.fail("TC is not implemented yet: tensor cores are matched (tensor_cores_for) but not "
-           "applied");
+    c.fail("TC is not applied by this codegen: a renderer's tensor cores are matched "
+           "(tensor_cores_for) but no kernel is rewritten onto them; use UPCAST/LOCAL instead");
   }
   c.fail("unknown Opt");
 }
