@@ -227,21 +227,9 @@ void usage(FILE* to) {
 } // namespace
 
 int bert_command(const std::vector<std::string>& args) {
-  const std::string sub = args.empty() ? "" : args[0];
-  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-  if (sub == "embed") return embed(rest);
-  if (sub == "tokenize") return tokenize(rest);
-  if (sub == "train") return train(rest);
-  if (sub == "bench") return bench(rest);
-  if (sub == "-h" || sub == "--help" || sub == "help") {
-    usage(stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tinyrun bert: %s\n",
-               sub.empty() ? "a subcommand is needed"
-                           : ("unknown subcommand '" + sub + "'").c_str());
-  usage(stderr);
-  return 2;
+  return dispatch_subcommand(
+      "tinyrun bert", args,
+      {{"embed", embed}, {"tokenize", tokenize}, {"train", train}, {"bench", bench}}, usage);
 }
 
 } // namespace tinyrun

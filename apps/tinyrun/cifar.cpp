@@ -253,20 +253,8 @@ void usage(FILE* to) {
 } // namespace
 
 int cifar_command(const std::vector<std::string>& args) {
-  const std::string sub = args.empty() ? "" : args[0];
-  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-  if (sub == "train") return train(rest);
-  if (sub == "eval") return eval(rest);
-  if (sub == "bench") return bench(rest);
-  if (sub == "-h" || sub == "--help" || sub == "help") {
-    usage(stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tinyrun cifar: %s\n",
-               sub.empty() ? "a subcommand is needed"
-                           : ("unknown subcommand '" + sub + "'").c_str());
-  usage(stderr);
-  return 2;
+  return dispatch_subcommand("tinyrun cifar", args,
+                             {{"train", train}, {"eval", eval}, {"bench", bench}}, usage);
 }
 
 } // namespace tinyrun

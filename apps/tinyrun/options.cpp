@@ -72,4 +72,22 @@ double Options::real(const std::string& name, double fallback) const {
   return v;
 }
 
+int dispatch_subcommand(const std::string& command, const std::vector<std::string>& args,
+                        const std::vector<std::pair<std::string, Subcommand>>& subcommands,
+                        void (*usage)(std::FILE*)) {
+  const std::string sub = args.empty() ? "" : args[0];
+  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  for (const auto& [name, run] : subcommands)
+    if (sub == name) return run(rest);
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    usage(stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "%s: %s\n", command.c_str(),
+               sub.empty() ? "a subcommand is needed"
+                           : ("unknown subcommand '" + sub + "'").c_str());
+  usage(stderr);
+  return 2;
+}
+
 } // namespace tinyrun

@@ -3,6 +3,8 @@
 // value, unknown names refused with the list of the known ones. Errors are tg::Error prefixed
 // with the command ("mnist train: --steps must be an integer, got 'x'").
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,5 +29,13 @@ private:
   std::string cmd_;
   std::map<std::string, std::string> values_;
 };
+
+// Runs the subcommand named by args[0] with the rest of the arguments: `help`, `-h` and
+// `--help` print `usage` to stdout (exit 0); a missing or unknown subcommand says so and prints
+// `usage` to stderr (exit 2). `command` names the command in messages ("tinyrun mnist").
+using Subcommand = std::function<int(const std::vector<std::string>&)>;
+int dispatch_subcommand(const std::string& command, const std::vector<std::string>& args,
+                        const std::vector<std::pair<std::string, Subcommand>>& subcommands,
+                        void (*usage)(std::FILE*));
 
 } // namespace tinyrun
