@@ -1,0 +1,42 @@
+// Autograd: requires_grad, .grad, backward(), gradient(*targets), detach, and Tensor.training.
+#include "bindings.hpp"
+
+namespace tgpy {
+
+void bind_autograd(TensorClass& t) {
+  t.def_property("requires_grad", &Tensor::requires_grad, [](Tensor& self, py::handle v) {
+    self.requires_grad_(!v.is_none() && v.cast<bool>());
+  });
+  t.def(
+      "requires_grad_", [](Tensor& self, bool v) -> Tensor { return self.requires_grad_(v); },
+      py::arg("requires_grad") = true);
+  t.def_property(
+      "grad",
+      [](const Tensor& self) -> py::object {
+        Tensor g = self.grad();
+        return g.defined() ? py::cast(g) : py::none();
+      },
+      [](Tensor& self, py::handle g) { self.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>()); });
+  t.def(
+      "backward",
+      [](const Tensor& self, py::handle gradient) -> Tensor {
+        self.backward(gradient.is_none() ? Tensor() : operand(self, gradient));
+        return self;
+      },
+      py::arg("gradient") = py::none());
+  t.def(
+      "gradient",
+      [](const Tensor& self, const py::args& targets, py::handle gradient) {
+        std::vector<Tensor> ts;
+        for (py::handle x : targets) ts.push_back(x.cast<Tensor>());
+        return self.gradient(ts, gradient.is_none() ? Tensor() : operand(self, gradient));
+      },
+      py::kw_only(), py::arg("gradient") = py::none());
+  t.def("detach", &Tensor::detach);
+  t.def("contiguous_backward", &Tensor::contiguous_backward);
+  t.def_property_static(
+      "training", [](py::handle) { return Tensor::training; },
+      [](py::handle, bool v) { Tensor::training = v; });
+}
+
+} // namespace tgpy

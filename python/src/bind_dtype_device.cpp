@@ -1,0 +1,59 @@
+// DType and the dtypes table, the device registry's view, and tg::Error as a Python exception.
+#include <functional>
+
+#include "bindings.hpp"
+#include "tg/buffer.hpp"
+#include "tg/device_registry.hpp"
+#include "tg/error.hpp"
+
+namespace tgpy {
+
+void bind_dtype_device(py::module_& m) {
+  // tg::Error is raised for bad values and for failures alike, so its Python type is both a
+  // RuntimeError and a ValueError (what tinygrad raises for each); it carries the core's text.
+  static PyObject* error_type = [] {
+    py::tuple bases = py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_ValueError));
+    return PyErr_NewException("tinygrad_cpp.Error", bases.ptr(), nullptr);
+  }();
+  m.attr("Error") = py::handle(error_type);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tg::Error& e) {
+      PyErr_SetString(error_type, e.what());
+    }
+  });
+
+  py::class_<tg::DType>(m, "DType")
+      .def_property_readonly("name", &tg::DType::name)
+      .def_property_readonly("itemsize", &tg::DType::itemsize)
+      .def_readonly("count", &tg::DType::count)
+      .def_property_readonly("scalar", &tg::DType::scalar)
+      .def("vec", &tg::DType::vec, py::arg("sz"))
+      .def("is_float", &tg::DType::is_float)
+      .def("is_int", &tg::DType::is_int)
+      .def("is_unsigned", &tg::DType::is_unsigned)
+      .def("__eq__",
+           [](const tg::DType& a, py::handle b) {
+             return py::isinstance<tg::DType>(b) && a == b.cast<tg::DType>();
+           })
+      .def("__hash__", [](const tg::DType& d) { return std::hash<tg::DType>()(d); })
+      .def("__repr__", [](const tg::DType& d) { return "dtypes." + d.name(); })
+      .def("__str__", [](const tg::DType& d) { return "dtypes." + d.name(); });
+  py::dict table;
+  for (tg::DType d : tg::dtypes::all()) table[py::str(d.name())] = d;
+  m.attr("dtype_table") = table;
+  m.def("to_dtype", &to_dtype, py::arg("x"), "A DType from a DType, a name or a numpy dtype");
+  m.def("least_upper_dtype", [](const py::args& ds) {
+    std::vector<tg::DType> v;
+    for (py::handle d : ds) v.push_back(to_dtype(d));
+    return tg::least_upper_dtype(std::span<const tg::DType>(v));
+  });
+  m.def("least_upper_float", &tg::least_upper_float);
+  m.def("numpy_dtype", [](const tg::DType& d) { return numpy_dtype(d); });
+
+  m.def("default_device", &tg::default_device_spec, "DEV when set, else the registry's default");
+  m.def("canonical_device", &tg::canonical_device, py::arg("device"));
+}
+
+} // namespace tgpy
