@@ -26,9 +26,12 @@ packages=(
   opencl-c-headers                       # plugins/qcom: the OpenCL API's declarations (never linked)
   ocl-icd-libopencl1 pocl-opencl-icd     # plugins/qcom at run time: the ICD loader and POCL's CPU device
   clinfo                                 # lists the OpenCL platforms and devices the loader sees
+  pybind11-dev python3-dev python3-numpy # the Python package tinygrad_cpp (python/)
+  python3-pytest                         # its test suite (ctest -L python)
 )
 if [ "$bench" = 1 ]; then
-  packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step
+  packages+=(python3-torch)                # bench/mnist_torch.py: PyTorch's training step; the
+                                           # reference of scripts/tinygrad-test-ops.sh
 fi
 
 missing=()

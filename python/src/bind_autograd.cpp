@@ -8,7 +8,11 @@ void bind_autograd(TensorClass& t) {
     self.requires_grad_(!v.is_none() && v.cast<bool>());
   });
   t.def(
-      "requires_grad_", [](Tensor& self, bool v) -> Tensor { return self.requires_grad_(v); },
+      "requires_grad_",
+      [](py::object obj, bool v) {
+        obj.cast<Tensor&>().requires_grad_(v);
+        return obj;
+      },
       py::arg("requires_grad") = true);
   t.def_property(
       "grad",
@@ -19,9 +23,10 @@ void bind_autograd(TensorClass& t) {
       [](Tensor& self, py::handle g) { self.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>()); });
   t.def(
       "backward",
-      [](const Tensor& self, py::handle gradient) -> Tensor {
+      [](py::object obj, py::handle gradient) {
+        const auto& self = obj.cast<const Tensor&>();
         self.backward(gradient.is_none() ? Tensor() : operand(self, gradient));
-        return self;
+        return obj;
       },
       py::arg("gradient") = py::none());
   t.def(

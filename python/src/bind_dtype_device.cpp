@@ -21,6 +21,9 @@ void bind_dtype_device(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const tg::Error& e) {
       PyErr_SetString(error_type, e.what());
+    } catch (const py::cast_error& e) {
+      // A value of the wrong type inside an argument (a str among a shape's ints).
+      PyErr_SetString(PyExc_TypeError, e.what());
     }
   });
 

@@ -201,8 +201,8 @@ void bind_tensor_create(TensorClass& t) {
   });
 
   // ---- running and reading back -----------------------------------------------------------
-  t.def("realize", [](Tensor& self, const py::args& more) -> Tensor {
-    std::vector<Tensor> all{self};
+  t.def("realize", [](py::object self, const py::args& more) {
+    std::vector<Tensor> all{self.cast<Tensor>()};
     for (py::handle x : more) all.push_back(x.cast<Tensor>());
     Tensor::realize_all(all);
     return self;

@@ -10,10 +10,11 @@ using UnaryMethod = Tensor (Tensor::*)() const;
 
 // `x <op>= y`: assigns into x's buffer and returns x, as tinygrad's __iadd__ and friends.
 template <class F> auto in_place(F f) {
-  return [f](Tensor& self, py::handle x) -> Tensor {
+  return [f](py::object obj, py::handle x) {
+    auto& self = obj.cast<Tensor&>();
     const Tensor value = (self.*f)(operand(self, x));
     self.assign(value);
-    return self;
+    return obj;
   };
 }
 template <class F> auto reflected(F f) {

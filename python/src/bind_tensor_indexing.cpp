@@ -95,12 +95,13 @@ void bind_tensor_indexing(TensorClass& t) {
   t.def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1);
   t.def(
       "assign",
-      [](Tensor& self, py::handle x) -> Tensor {
+      [](py::object obj, py::handle x) {
+        auto& self = obj.cast<Tensor&>();
         if (is_scalar(x) && !py::isinstance<Tensor>(x))
           self.assign(to_scalar(x));
         else
           self.assign(operand(self, x));
-        return self;
+        return obj;
       },
       py::arg("x"));
 }

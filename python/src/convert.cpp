@@ -164,6 +164,9 @@ tg::Shape shape_from_args(const py::args& args) {
 }
 
 std::vector<int64_t> int_list(py::handle h) {
+  if (py::isinstance<py::str>(h) || py::isinstance<py::float_>(h))
+    throw py::type_error("expected an int or a sequence of ints, got " +
+                         py::str(py::type::of(h)).cast<std::string>());
   if (py::isinstance<py::int_>(h) || py::hasattr(h, "__index__")) {
     if (!py::isinstance<py::sequence>(h)) return {h.cast<int64_t>()};
   }
@@ -211,8 +214,8 @@ Tensor tensor_from_data(py::handle data, std::optional<tg::DType> dtype,
     const bool is_int = std::holds_alternative<int64_t>(s.value);
     // A Python int becomes tinygrad's default int (int32), a numpy scalar keeps its type.
     std::optional<tg::DType> d = dtype;
-    if (!d && !py::isinstance<py::bool_>(data) && !py::isinstance<py::int_>(data) &&
-        !py::isinstance<py::float_>(data))
+    py::module_ np = py::module_::import("numpy");
+    if (!d && py::isinstance(data, np.attr("generic")))
       d = from_numpy_dtype(data.attr("dtype").cast<py::dtype>());
     if (!d && is_int) d = tg::dtypes::int32;
     return Tensor::full({}, s, d, device);

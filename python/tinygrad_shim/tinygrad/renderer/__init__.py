@@ -1,0 +1,5 @@
+"""tinygrad.renderer: the renderer classes tests compare against (none of them is ours)."""
+
+
+class Renderer:
+  pass

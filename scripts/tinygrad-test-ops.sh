@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs tinygrad's own test/test_ops.py against tinygrad_cpp, PyTorch as the reference (as
+# tinygrad runs it), through the compatibility shim python/tinygrad_shim (a `tinygrad` import
+# path whose names all map onto tinygrad_cpp). Prints passed / failed / errors / skipped out
+# of the total and the failures grouped by cause.
+#   scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest arguments, e.g. -k "conv"]
+# TINYGRAD_SOURCE: a tinygrad checkout or its unpacked source distribution (never committed).
+# BUILD (default build/default) is the build tree whose python/ holds the package; the
+# interpreter is the one it was built for (CMake's Python3_EXECUTABLE), which needs numpy,
+# torch and pytest (Debian: python3-numpy python3-torch python3-pytest). TEST_TIMEOUT (s, 120)
+# bounds each test.
+set -euo pipefail
+src=${1:?usage: scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest args...]}
+shift
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$repo/build/default}
+test_file=""
+for f in "$src/test/test_ops.py" "$src/test/backend/test_ops.py"; do
+  if [ -f "$f" ]; then test_file=$f; break; fi
+done
+if [ -z "$test_file" ]; then
+  echo "tinygrad-test-ops: no test/test_ops.py or test/backend/test_ops.py under $src" >&2
+  exit 2
+fi
+if [ ! -d "$build/python/tinygrad_cpp" ]; then
+  echo "tinygrad-test-ops: $build/python/tinygrad_cpp is missing: build first (make build)" >&2
+  exit 2
+fi
+python=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+python=${python:-/usr/bin/python3}
+if ! "$python" -c "import torch, numpy, pytest" 2>/dev/null; then
+  echo "tinygrad-test-ops: $python needs torch, numpy and pytest (apt-get install python3-torch python3-pytest)" >&2
+  exit 2
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The test file alone (tinygrad's conftest and test package stay out), with a per-test timeout.
+cp "$test_file" "$work/test_ops.py"
+cp "$repo/scripts/tinygrad_test_ops_conftest.py" "$work/conftest.py"
+echo "tinygrad-test-ops: $test_file ($(git -C "$src" rev-parse HEAD 2>/dev/null || echo "no git"))"
+echo "tinygrad-test-ops: torch $("$python" -c 'import torch; print(torch.__version__)'), $python"
+cd "$work"
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$repo/python/tinygrad_shim:$build/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "$python" -m pytest -q -p no:cacheprovider --junitxml="$work/results.xml" \
+  --rootdir="$work" test_ops.py "$@" > "$work/pytest.log" 2>&1 || true
+tail -n 3 "$work/pytest.log"
+"$python" "$repo/scripts/tinygrad_test_ops_summary.py" "$work/results.xml"

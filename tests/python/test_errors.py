@@ -1,0 +1,74 @@
+"""Bad input raises a Python exception carrying the core's message; nothing crashes."""
+import numpy as np
+import pytest
+
+import tinygrad_cpp as tg
+from tinygrad_cpp import Tensor, dtypes
+
+
+def test_error_type_is_runtime_and_value_error():
+  assert issubclass(tg.Error, RuntimeError) and issubclass(tg.Error, ValueError)
+
+
+def test_bad_shapes_carry_the_core_message():
+  with pytest.raises(tg.Error, match="reshape"):
+    Tensor.ones(2, 3).reshape(4, 4)
+  with pytest.raises(tg.Error):
+    Tensor.ones(2, 3) + Tensor.ones(4)
+  with pytest.raises(tg.Error):
+    Tensor.ones(2, 3) @ Tensor.ones(2, 3)
+  with pytest.raises(tg.Error):
+    Tensor.cat(Tensor.ones(2, 3), Tensor.ones(2, 4))
+  with pytest.raises(ValueError):
+    Tensor.zeros(2, -3)
+  with pytest.raises(tg.Error):
+    Tensor.ones(3).permute(1, 0)
+
+
+def test_index_out_of_range():
+  t = Tensor([1, 2, 3])
+  with pytest.raises(tg.Error, match="3"):
+    t[3]
+  with pytest.raises(tg.Error):
+    t[-4]
+  with pytest.raises(tg.Error):
+    t[0, 0]
+  with pytest.raises(tg.Error):
+    Tensor.ones(2, 2).sum(axis=2)
+
+
+def test_wrong_types_raise_type_error():
+  with pytest.raises(TypeError):
+    Tensor(None)
+  with pytest.raises(TypeError):
+    Tensor(["a", "b"])
+  with pytest.raises(TypeError):
+    Tensor([1.0])[1.5]
+  with pytest.raises(TypeError):
+    Tensor([1.0]).reshape("x")
+  with pytest.raises(TypeError):
+    Tensor.zeros(2, bogus=1)
+  with pytest.raises(TypeError):
+    Tensor([1.0]) + object()
+
+
+def test_bad_values():
+  with pytest.raises(tg.Error, match="dtype"):
+    Tensor([1.0], dtype="float13")
+  with pytest.raises(tg.Error):
+    Tensor([1.0, 2.0]).item()
+  with pytest.raises(tg.Error, match="numpy has no bfloat16"):
+    Tensor([1.0], dtype=dtypes.bfloat16).numpy()
+  with pytest.raises(ValueError, match="rounding_mode"):
+    Tensor([1]).div(2, rounding_mode="up")
+  with pytest.raises(tg.Error):
+    Tensor([1.0]).to("NOSUCHDEVICE").realize()
+  with pytest.raises(tg.Error):
+    tg.nn.state.safe_load("/nonexistent/file.safetensors")
+
+
+def test_the_interpreter_survives_a_run_of_errors():
+  for bad in [lambda: Tensor.ones(2).reshape(3), lambda: Tensor([1])[5], lambda: Tensor.ones(2, 2).expand(3, 3)]:
+    with pytest.raises(tg.Error):
+      bad()
+  assert (Tensor([1.0]) + 1).tolist() == [2.0]
