@@ -34,15 +34,12 @@ if ! "$python" -c "import torch, numpy, pytest" 2>/dev/null; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# KEEP=1 keeps the folder (pytest.log, results.jsonl) and says where.
+if [ "${KEEP:-0}" = 1 ]; then echo "tinygrad-test-ops: working in $work"; else trap 'rm -rf "$work"' EXIT; fi
 # The test file alone (tinygrad's conftest and test package stay out), with a per-test timeout.
 cp "$test_file" "$work/test_ops.py"
 cp "$repo/scripts/tinygrad_test_ops_conftest.py" "$work/conftest.py"
 echo "tinygrad-test-ops: $test_file ($(git -C "$src" rev-parse HEAD 2>/dev/null || echo "no git"))"
 echo "tinygrad-test-ops: torch $("$python" -c 'import torch; print(torch.__version__)'), $python"
-cd "$work"
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$repo/python/tinygrad_shim:$build/python${PYTHONPATH:+:$PYTHONPATH}" \
-  "$python" -m pytest -q -p no:cacheprovider --junitxml="$work/results.xml" \
-  --rootdir="$work" test_ops.py "$@" > "$work/pytest.log" 2>&1 || true
-tail -n 3 "$work/pytest.log"
-"$python" "$repo/scripts/tinygrad_test_ops_summary.py" "$work/results.xml"
+  "$python" "$repo/scripts/tinygrad_test_ops.py" "$work" "$@"
