@@ -31,7 +31,7 @@ def main(work: str, extra: list) -> None:
   results = os.path.join(work, "results.jsonl")
   os.environ["TG_TEST_OPS_RESULTS"] = results
   base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", work]
-  collected = subprocess.run(base + ["--collect-only", "-q", "test_ops.py"] + extra, cwd=work,
+  collected = subprocess.run(base + ["--collect-only", "test_ops.py"] + extra, cwd=work,
                              capture_output=True, text=True)
   ids = [l.strip() for l in collected.stdout.splitlines() if "::" in l]
   if not ids:

@@ -272,6 +272,9 @@ Tensor Tensor::index(int64_t i, int64_t axis) const {
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t dim) {
   if (tensors.empty()) throw Error("cat: no tensors given");
   const Tensor& first = tensors[0];
+  if (first.ndim() == 0)
+    throw Error("cat: zero-dimensional tensors cannot be concatenated: unsqueeze them first or use "
+                "stack");
   const int64_t ax = normalize_axis(dim, first.ndim(), "cat");
   std::vector<DType> dts;
   int64_t total = 0;

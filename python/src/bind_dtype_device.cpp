@@ -8,11 +8,23 @@
 
 namespace tgpy {
 
+namespace {
+
+py::object const_value(const tg::ConstValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return py::bool_(*b);
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return py::int_(*i);
+  return py::float_(std::get<double>(v));
+}
+
+} // namespace
+
 void bind_dtype_device(py::module_& m) {
-  // tg::Error is raised for bad values and for failures alike, so its Python type is both a
-  // RuntimeError and a ValueError (what tinygrad raises for each); it carries the core's text.
+  // tg::Error is raised for bad values, out-of-range indices and dimensions, and failures
+  // alike, so its Python type is a RuntimeError, a ValueError and an IndexError (what tinygrad
+  // raises for each); it carries the core's text.
   static PyObject* error_type = [] {
-    py::tuple bases = py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_ValueError));
+    py::tuple bases = py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_ValueError),
+                                     py::handle(PyExc_IndexError));
     return PyErr_NewException("tinygrad_cpp.Error", bases.ptr(), nullptr);
   }();
   m.attr("Error") = py::handle(error_type);
@@ -36,6 +48,10 @@ void bind_dtype_device(py::module_& m) {
       .def("is_float", &tg::DType::is_float)
       .def("is_int", &tg::DType::is_int)
       .def("is_unsigned", &tg::DType::is_unsigned)
+      .def_property_readonly("min",
+                             [](const tg::DType& d) { return const_value(tg::dtype_min(d)); })
+      .def_property_readonly("max",
+                             [](const tg::DType& d) { return const_value(tg::dtype_max(d)); })
       .def("__eq__",
            [](const tg::DType& a, py::handle b) {
              return py::isinstance<tg::DType>(b) && a == b.cast<tg::DType>();

@@ -1,6 +1,7 @@
 // Elementwise ops with tinygrad's names and keyword arguments, casts, and the operators
 // (reflected and in-place forms included: `x += y` is tinygrad's self.assign(self + y)).
 #include "bindings.hpp"
+#include "tg/error.hpp"
 
 namespace tgpy {
 
@@ -145,8 +146,7 @@ void bind_tensor_elementwise(TensorClass& t) {
         const std::string mode = py::str(rounding_mode);
         if (mode == "trunc") return a.div_trunc(b);
         if (mode == "floor") return a.idiv(b);
-        throw py::value_error("div: rounding_mode must be None, 'trunc' or 'floor', not '" + mode +
-                              "'");
+        throw tg::Error("div: rounding_mode must be None, 'trunc' or 'floor', not '" + mode + "'");
       },
       py::arg("x"), py::arg("reverse") = false, py::arg("rounding_mode") = py::none());
   t.def(

@@ -92,7 +92,13 @@ void bind_tensor_indexing(TensorClass& t) {
       },
       py::arg("mask"), py::arg("value"));
   t.def("masked_select", &Tensor::masked_select, py::arg("mask"));
-  t.def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1);
+  // In tinygrad's default int (int32); the core returns PyTorch's int64.
+  t.def(
+      "one_hot",
+      [](const Tensor& self, int64_t num_classes) {
+        return self.one_hot(num_classes).cast(tg::dtypes::int32);
+      },
+      py::arg("num_classes") = -1);
   t.def(
       "assign",
       [](py::object obj, py::handle x) {

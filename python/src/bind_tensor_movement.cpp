@@ -33,14 +33,42 @@ Pairs padding_pairs(const Tensor& self, py::handle padding) {
   return pairs;
 }
 
+// reshape's shape: ints (one -1 inferred) or None for "this axis as it is", as tinygrad.
+tg::Shape reshape_shape(const Tensor& self, const py::args& args) {
+  const bool one_sequence =
+      args.size() == 1 && !py::isinstance<py::int_>(args[0]) && !args[0].is_none();
+  py::object seq = one_sequence ? py::reinterpret_borrow<py::object>(args[0]) : py::object(args);
+  tg::Shape shape;
+  int64_t axis = 0;
+  for (py::handle d : seq) {
+    shape.push_back(d.is_none() ? self.size(axis) : d.cast<int64_t>());
+    ++axis;
+  }
+  return shape;
+}
+
+// cat/stack's tensors: x.cat(y, z), Tensor.cat(x, y, z) or Tensor.cat((x, y, z)) (tinygrad
+// takes the sequence form too, so `self` may be a list or tuple here).
+std::vector<Tensor> tensor_list(py::handle self, const py::args& more) {
+  std::vector<Tensor> v;
+  if (py::isinstance<Tensor>(self)) {
+    v = operands(self.cast<Tensor>(), more);
+    return v;
+  }
+  for (py::handle x : self) v.push_back(x.cast<Tensor>());
+  if (v.empty()) throw py::value_error("cat/stack: no tensors given");
+  for (py::handle x : more) v.push_back(operand(v[0], x));
+  return v;
+}
+
 } // namespace
 
 void bind_tensor_movement(TensorClass& t) {
   t.def("reshape", [](const Tensor& self, const py::args& shape) {
-    return self.reshape(shape_from_args(shape));
+    return self.reshape(reshape_shape(self, shape));
   });
   t.def("view", [](const Tensor& self, const py::args& shape) {
-    return self.reshape(shape_from_args(shape));
+    return self.reshape(reshape_shape(self, shape));
   });
   t.def("permute", [](const Tensor& self, const py::args& order) {
     return self.permute(shape_from_args(order));
@@ -88,14 +116,14 @@ void bind_tensor_movement(TensorClass& t) {
       py::arg("arg"));
   t.def(
       "cat",
-      [](const Tensor& self, const py::args& more, int64_t dim) {
-        return Tensor::cat(operands(self, more), dim);
+      [](py::handle self, const py::args& more, int64_t dim) {
+        return Tensor::cat(tensor_list(self, more), dim);
       },
       py::kw_only(), py::arg("dim") = 0);
   t.def(
       "stack",
-      [](const Tensor& self, const py::args& more, int64_t dim) {
-        return Tensor::stack(operands(self, more), dim);
+      [](py::handle self, const py::args& more, int64_t dim) {
+        return Tensor::stack(tensor_list(self, more), dim);
       },
       py::kw_only(), py::arg("dim") = 0);
   t.def(

@@ -159,7 +159,12 @@ tg::DType from_numpy_dtype(const py::dtype& d) {
 tg::Shape shape_from_args(const py::args& args) {
   if (args.size() == 1 && !py::isinstance<py::int_>(args[0])) return int_list(args[0]);
   tg::Shape s;
-  for (py::handle a : args) s.push_back(a.cast<int64_t>());
+  for (py::handle a : args) {
+    if (!py::isinstance<py::int_>(a) && !py::hasattr(a, "__index__"))
+      throw py::value_error("a shape is ints or one sequence of ints, got " +
+                            py::repr(args).cast<std::string>());
+    s.push_back(a.cast<int64_t>());
+  }
   return s;
 }
 
@@ -191,8 +196,20 @@ tg::Scalar to_scalar(py::handle h) {
   py::module_ np = py::module_::import("numpy");
   if (py::isinstance<py::bool_>(h) || py::isinstance(h, np.attr("bool_")))
     return tg::Scalar(h.cast<bool>());
-  if (py::isinstance<py::int_>(h) || py::isinstance(h, np.attr("integer")))
-    return tg::Scalar(h.cast<int64_t>());
+  if (py::isinstance<py::int_>(h) || py::isinstance(h, np.attr("integer"))) {
+    // Up to uint64's maximum: above INT64_MAX the value keeps its bit pattern (ConstValue).
+    py::int_ i(py::reinterpret_borrow<py::object>(h));
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow == 0) return tg::Scalar(static_cast<int64_t>(v));
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(i.ptr());
+      if (!PyErr_Occurred()) return tg::Scalar(static_cast<int64_t>(u));
+      PyErr_Clear();
+    }
+    throw py::value_error("integer " + py::str(h).cast<std::string>() +
+                          " is out of the range of int64 and uint64");
+  }
   if (py::isinstance<py::float_>(h) || py::isinstance(h, np.attr("floating")))
     return tg::Scalar(h.cast<double>());
   throw py::type_error("expected a bool, int or float, got " +

@@ -63,6 +63,7 @@ def test_scalars_and_bytes():
   assert Tensor(True).item() is True
   assert Tensor(np.float64(1.25)).dtype == dtypes.float64
   assert Tensor(b"\x01\x02\xff").tolist() == [1, 2, 255]
+  assert Tensor(2**64 - 1, dtype=dtypes.uint64).item() == 2**64 - 1
   assert Tensor(Tensor([1, 2])).tolist() == [1, 2]
 
 
@@ -142,6 +143,7 @@ def test_realize_many_and_returns_self():
 def test_dtypes_and_device():
   assert dtypes.float == dtypes.float32 and dtypes.half == dtypes.float16 and dtypes.int == dtypes.int32
   assert dtypes.default_float == dtypes.float32 and dtypes.default_int == dtypes.int32
+  assert dtypes.int8.min == -128 and dtypes.int32.max == 2**31 - 1 and dtypes.bool.max is True
   assert dtypes.float32.itemsize == 4 and dtypes.float64.name == "float64"
   assert dtypes.is_float(dtypes.float16) and dtypes.is_int(dtypes.uint8) and dtypes.is_unsigned(dtypes.uint8)
   assert not dtypes.is_float(dtypes.int32)

@@ -6,8 +6,8 @@ import tinygrad_cpp as tg
 from tinygrad_cpp import Tensor, dtypes
 
 
-def test_error_type_is_runtime_and_value_error():
-  assert issubclass(tg.Error, RuntimeError) and issubclass(tg.Error, ValueError)
+def test_error_type_is_runtime_value_and_index_error():
+  assert issubclass(tg.Error, RuntimeError) and issubclass(tg.Error, ValueError) and issubclass(tg.Error, IndexError)
 
 
 def test_bad_shapes_carry_the_core_message():
@@ -26,6 +26,10 @@ def test_bad_shapes_carry_the_core_message():
 
 
 def test_index_out_of_range():
+  with pytest.raises(IndexError, match="zero-dimensional"):
+    Tensor(3.14).cat(Tensor(3.14))
+  with pytest.raises(IndexError):
+    Tensor.ones(3).cumsum(axis=1)
   t = Tensor([1, 2, 3])
   with pytest.raises(tg.Error, match="3"):
     t[3]
@@ -48,6 +52,8 @@ def test_wrong_types_raise_type_error():
     Tensor([1.0]).reshape("x")
   with pytest.raises(TypeError):
     Tensor.zeros(2, bogus=1)
+  with pytest.raises(ValueError):
+    Tensor.kaiming_uniform((-3, 3), 3)
   with pytest.raises(TypeError):
     Tensor([1.0]) + object()
 
