@@ -161,3 +161,37 @@ def test_tinyjit_as_a_method_decorator():
 
   m = M()
   for i in range(4): assert m(Tensor([float(i)]).realize()).tolist() == [3.0 * i]
+
+
+def _gguf_bytes(tensors: dict, kv: dict) -> bytes:
+  """A GGUF v3 file of float32 tensors and string/uint32 metadata, written as the format says."""
+  import struct
+  def s(x: str) -> bytes: return struct.pack("<Q", len(x.encode())) + x.encode()
+  out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv))
+  for k, v in kv.items():
+    out += s(k) + (struct.pack("<I", 8) + s(v) if isinstance(v, str) else struct.pack("<II", 4, v))
+  data, offsets = b"", []
+  for name, arr in tensors.items():
+    offsets.append(len(data))
+    data += arr.astype(np.float32).tobytes()
+    data += b"\0" * (-len(data) % 32)
+  for (name, arr), off in zip(tensors.items(), offsets):
+    out += s(name) + struct.pack("<I", arr.ndim) + struct.pack(f"<{arr.ndim}Q", *reversed(arr.shape))
+    out += struct.pack("<IQ", 0, off)
+  out += b"\0" * (-len(out) % 32)
+  return out + data
+
+
+def test_gguf_load(tmp_path, rng):
+  from tinygrad_cpp.nn.state import gguf_load
+  w = rng.standard_normal((2, 3)).astype(np.float32)
+  b = rng.standard_normal(5).astype(np.float32)
+  path = tmp_path / "tiny.gguf"
+  path.write_bytes(_gguf_bytes({"w": w, "b": b}, {"general.name": "tiny", "tiny.count": 7}))
+  kv, tensors = gguf_load(str(path))
+  assert kv["general.name"] == "tiny" and kv["tiny.count"] == 7
+  np.testing.assert_array_equal(tensors["w"].numpy(), w)
+  np.testing.assert_array_equal(tensors["b"].numpy(), b)
+  path.write_bytes(b"GGUF\x03")
+  with pytest.raises(tg.Error):
+    gguf_load(str(path))
