@@ -62,7 +62,8 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
   const bool integral = start == std::trunc(start) && step == std::trunc(step);
   const DType dt = dtype.value_or(integral ? dtypes::int32 : dtypes::float32);
-  Tensor i = arange(n, dt.is_float() ? dt : dtypes::int32, device);
+  // 64-bit integers count in their own dtype: start + i*step may leave int32's range.
+  Tensor i = arange(n, dt.is_float() || dt.itemsize() > 4 ? dt : dtypes::int32, device);
   if (dt.is_float()) return i.mul(step).add(start).cast(dt);
   Tensor r = i;
   if (step != 1) r = r.mul(static_cast<int64_t>(step));

@@ -1,6 +1,7 @@
 // Tensor's constructor, the creation functions with tinygrad's `*shape, **kwargs` form, and
 // the ways back to Python (numpy, tolist, item) and properties.
 #include <cmath>
+#include <cstdint>
 
 #include "bindings.hpp"
 #include "tg/error.hpp"
@@ -76,7 +77,14 @@ void bind_tensor_create(TensorClass& t) {
         py::handle e = stop.is_none() ? start : stop;
         // All-integer arguments give tinygrad's default int, any float its default float.
         const bool ints = is_integer(b) && is_integer(e) && is_integer(step);
-        const tg::DType d = o.dtype_or(ints ? tg::dtypes::int32 : tg::dtypes::float32);
+        // An integer range beyond int32 takes int64, as tinygrad.
+        const auto fits32 = [](py::handle x) {
+          const int64_t v = x.cast<int64_t>();
+          return v >= INT32_MIN && v <= INT32_MAX;
+        };
+        const tg::DType int_dtype =
+            ints && fits32(b) && fits32(e) ? tg::dtypes::int32 : tg::dtypes::int64;
+        const tg::DType d = o.dtype_or(ints ? int_dtype : tg::dtypes::float32);
         return o.done(
             Tensor::arange(b.cast<double>(), e.cast<double>(), step.cast<double>(), d, o.device));
       },

@@ -146,6 +146,15 @@ void bind_tensor_nn(TensorClass& t) {
       },
       py::arg("output_size"));
   t.def(
+      "adaptive_avg_pool1d",
+      [](const Tensor& self, py::handle output_size) {
+        return self.adaptive_avg_pool1d(per_dim(output_size, 1));
+      },
+      py::arg("output_size"));
+  t.def("batch_norm", &Tensor::batch_norm, py::arg("running_mean"), py::arg("running_var"),
+        py::arg("weight") = py::none(), py::arg("bias") = py::none(), py::arg("training") = false,
+        py::arg("momentum") = 0.1, py::arg("eps") = 1e-5);
+  t.def(
       "interpolate",
       [](const Tensor& self, py::handle size, const std::string& mode, bool align_corners) {
         const std::vector<int64_t> s = int_list(size);

@@ -110,6 +110,19 @@ void bind_tensor_reduce(TensorClass& t) {
         return pair(self.topk(k, dim, largest, sorted));
       },
       py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true, py::arg("sorted_") = true);
+  // torch.max(x, dim) / torch.min(x, dim): (values, indices).
+  t.def(
+      "max_dim",
+      [](const Tensor& self, int64_t dim, bool keepdim) {
+        return pair(self.max_dim(dim, keepdim));
+      },
+      py::arg("dim"), py::arg("keepdim") = false);
+  t.def(
+      "min_dim",
+      [](const Tensor& self, int64_t dim, bool keepdim) {
+        return pair(self.min_dim(dim, keepdim));
+      },
+      py::arg("dim"), py::arg("keepdim") = false);
   t.def("multinomial", &Tensor::multinomial, py::arg("num_samples") = 1,
         py::arg("replacement") = false);
 }

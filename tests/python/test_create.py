@@ -87,6 +87,8 @@ def test_arange_and_linspace():
   assert Tensor.arange(0, 1, 0.25).dtype == dtypes.float32
   assert Tensor.arange(5, dtype=dtypes.float32).dtype == dtypes.float32
   assert Tensor.arange(10, 0, -3).tolist() == [10, 7, 4, 1]
+  assert Tensor.arange(2**31, 2**31 + 3).dtype == dtypes.int64
+  assert Tensor.arange(2**31, 2**31 + 3).tolist() == [2**31, 2**31 + 1, 2**31 + 2]
   np.testing.assert_allclose(Tensor.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5, dtype=np.float32))
 
 

@@ -174,6 +174,9 @@ def test_more_reductions(rng):
   tv, ti = t.topk(2)
   np.testing.assert_allclose(tv.numpy(), -np.sort(-x, axis=1)[:, :2])
   assert t.argsort(dim=0).numpy().tolist() == np.argsort(x, axis=0, kind="stable").tolist()
+  mv, mi = t.max_dim(1)
+  np.testing.assert_allclose(mv.numpy(), x.max(1))
+  assert mi.tolist() == list(np.argmax(x, 1))
   vr, mn = t.var_mean(axis=1)
   np.testing.assert_allclose(mn.numpy(), x.mean(1), rtol=1e-5)
 
