@@ -15,8 +15,16 @@ import sys
 def cause(message: str) -> str:
   text = (message or "").strip()
   line = text.splitlines()[0] if text else "(no message)"
-  m = re.search(r"has no attribute '([^']+)'", text)
-  if m: return f"missing attribute: {m.group(1)}"
+  m = re.search(r"(module|object) '([\w.]+)'(?: object)? has no attribute '([^']+)'", text)
+  if m and m.group(2).startswith("torch"): return f"the reference PyTorch lacks {m.group(2)}.{m.group(3)}"
+  m = re.search(r"'([\w.]+)' object has no attribute '([^']+)'|type object '([\w.]+)' has no attribute '([^']+)'", text)
+  if m:
+    owner, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return f"missing: {owner.split('.')[-1]}.{name}"
+  if re.match(r"TypeError: \w+\(\) received an invalid combination of arguments", line):
+    return "the reference PyTorch rejects the call (" + line.split("(")[0].split()[-1] + "())"
+  if re.match(r'RuntimeError: "\w+" not implemented for', line):
+    return "the reference PyTorch lacks the dtype: " + line.split(": ", 1)[1]
   m = re.search(r"(dtype) mismatch: tinygrad=(\S+) \| torch=(\S+)", text)
   if m: return f"dtype mismatch: tinygrad {m.group(2)} vs torch {m.group(3)}"
   if "shape mismatch" in text: return "shape mismatch"

@@ -55,9 +55,10 @@ std::vector<Tensor> tensor_list(py::handle self, const py::args& more) {
     v = operands(self.cast<Tensor>(), more);
     return v;
   }
+  if (!more.empty())
+    throw py::value_error("cat/stack: give the tensors one by one or as one sequence, not both");
   for (py::handle x : self) v.push_back(x.cast<Tensor>());
   if (v.empty()) throw py::value_error("cat/stack: no tensors given");
-  for (py::handle x : more) v.push_back(operand(v[0], x));
   return v;
 }
 
