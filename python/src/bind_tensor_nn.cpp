@@ -40,6 +40,27 @@ Tensor::ConvPadding conv_padding(py::handle h, size_t n) {
   return Tensor::ConvPadding(v);
 }
 
+// tinygrad's conv padding the core's conv does not take (a flat (before, after) list with
+// unequal halves, or negative values) as a pad of the input's spatial axes (negative crops),
+// after which the conv runs unpadded; nullopt when the core takes the padding as it is.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> input_padding(py::handle h, size_t n,
+                                                                      int64_t ndim) {
+  if (py::isinstance<py::str>(h)) return std::nullopt;
+  const std::vector<int64_t> v = per_dim(h, n);
+  bool needed = false;
+  for (int64_t x : v) needed = needed || x < 0;
+  if (v.size() == 2 * n)
+    for (size_t i = 0; i < n; ++i) needed = needed || v[2 * i] != v[2 * i + 1];
+  if (!needed) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> pairs(static_cast<size_t>(ndim), {0, 0});
+  for (size_t i = 0; i < n; ++i) {
+    const auto axis = static_cast<size_t>(ndim) - 1 - i; // the flat form is last axis first
+    pairs[axis] = v.size() == 2 * n ? std::pair{v[2 * i], v[2 * i + 1]}
+                                    : std::pair{v[n - 1 - i], v[n - 1 - i]};
+  }
+  return pairs;
+}
+
 size_t spatial_dims_of(py::handle kernel_size) {
   return py::isinstance<py::int_>(kernel_size) ? 2 : py::len(kernel_size);
 }
@@ -74,10 +95,12 @@ void bind_tensor_nn(TensorClass& t) {
       [](const Tensor& self, const Tensor& weight, py::handle bias, int64_t groups,
          py::handle stride, py::handle dilation, py::handle padding, py::handle dtype) {
         const size_t n = static_cast<size_t>(weight.ndim() - 2);
-        const Tensor x = dtype.is_none() ? self : self.cast(to_dtype(dtype));
+        Tensor x = dtype.is_none() ? self : self.cast(to_dtype(dtype));
         const OptTensor b = opt_tensor(self, bias);
         const auto s = per_dim(stride, n), d = per_dim(dilation, n);
-        const auto p = conv_padding(padding, n);
+        const auto pre = input_padding(padding, n, x.ndim());
+        if (pre) x = x.pad(*pre);
+        const auto p = pre ? Tensor::ConvPadding(0) : conv_padding(padding, n);
         if (n == 1) return x.conv1d(weight, b, s, p, d, groups);
         if (n == 3) return x.conv3d(weight, b, s, p, d, groups);
         return x.conv2d(weight, b, s, p, d, groups);

@@ -199,3 +199,18 @@ def test_gguf_load(tmp_path, rng):
   path.write_bytes(b"GGUF\x03")
   with pytest.raises(tg.Error):
     gguf_load(str(path))
+
+
+def test_conv2d_asymmetric_and_negative_padding(rng):
+  x = rng.standard_normal((1, 1, 5, 6)).astype(np.float32)
+  w = rng.standard_normal((1, 1, 2, 2)).astype(np.float32)
+  def ref(xp):  # a plain valid correlation
+    out = np.zeros((xp.shape[2] - 1, xp.shape[3] - 1), np.float32)
+    for i in range(out.shape[0]):
+      for j in range(out.shape[1]): out[i, j] = (xp[0, 0, i:i + 2, j:j + 2] * w[0, 0]).sum()
+    return out
+  # tinygrad's flat form: (left, right, top, bottom)
+  got = Tensor(x).conv2d(Tensor(w), padding=(1, 0, 2, 1)).numpy()[0, 0]
+  np.testing.assert_allclose(got, ref(np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 0)))), rtol=1e-5, atol=1e-5)
+  got = Tensor(x).conv2d(Tensor(w), padding=-1).numpy()[0, 0]
+  np.testing.assert_allclose(got, ref(x[:, :, 1:-1, 1:-1]), rtol=1e-5, atol=1e-5)
