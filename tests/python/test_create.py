@@ -153,3 +153,11 @@ def test_dtypes_and_device():
   assert dtypes.from_np(np.float64) == dtypes.float64
   assert isinstance(tg.Device.DEFAULT, str) and tg.Device.DEFAULT in tg.Device.devices()
   assert tg.__version__.count(".") == 2
+
+
+def test_module_main_prints_version_and_devices():
+  import subprocess
+  import sys
+  out = subprocess.run([sys.executable, "-m", "tinygrad_cpp"], capture_output=True, text=True, check=True).stdout
+  assert f"tinygrad_cpp {tg.__version__}" in out
+  assert "devices: " in out and tg.Device.DEFAULT in out.split("devices: ")[1]
