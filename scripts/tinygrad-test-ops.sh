@@ -3,12 +3,12 @@
 # tinygrad runs it), through the compatibility shim python/tinygrad_shim (a `tinygrad` import
 # path whose names all map onto tinygrad_cpp). Prints passed / failed / errors / skipped out
 # of the total and the failures grouped by cause.
-#   scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest arguments, e.g. -k "conv"]
+#   scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest selection, e.g. -k "conv"]
 # TINYGRAD_SOURCE: a tinygrad checkout or its unpacked source distribution (never committed).
 # BUILD (default build/default) is the build tree whose python/ holds the package; the
 # interpreter is the one it was built for (CMake's Python3_EXECUTABLE), which needs numpy,
 # torch and pytest (Debian: python3-numpy python3-torch python3-pytest). TEST_TIMEOUT (s, 120)
-# bounds each test.
+# bounds each test; KEEP=1 keeps the working folder (pytest.log, results.jsonl).
 set -euo pipefail
 src=${1:?usage: scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest args...]}
 shift
