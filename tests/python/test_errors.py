@@ -78,3 +78,17 @@ def test_the_interpreter_survives_a_run_of_errors():
     with pytest.raises(tg.Error):
       bad()
   assert (Tensor([1.0]) + 1).tolist() == [2.0]
+
+
+@pytest.mark.parametrize("bad", [
+  lambda: Tensor([1, 2])[2**62], lambda: Tensor.ones(2, 2)[:, :, None, None, 0],
+  lambda: Tensor.ones(2).reshape(-1, -1), lambda: Tensor.ones(2).permute(0, 0), lambda: Tensor.ones(4).split(0),
+  lambda: Tensor.ones(2, 2).conv2d(Tensor.ones(1, 1, 3, 3)), lambda: Tensor.ones(1, 1, 2, 2).max_pool2d(3),
+  lambda: Tensor.ones(3).gather(0, Tensor([[0]])), lambda: Tensor.ones(3).shrink(((2, 1),)),
+  lambda: Tensor.ones(3).topk(5), lambda: Tensor.ones(2, 3).transpose(0, 5), lambda: Tensor.randint(3, low=5, high=1),
+  lambda: Tensor.ones(2).multinomial(5), lambda: Tensor.ones(3).one_hot(2), lambda: Tensor.ones(3).pad(((1, 1), (1, 1))),
+])
+def test_core_errors_reach_python(bad):
+  with pytest.raises(tg.Error) as e:
+    bad()
+  assert len(str(e.value)) > 10  # the core's message, not a bare type
