@@ -49,6 +49,15 @@ Tensor take_at(const Tensor& t, int64_t ax, int64_t k) {
   return t.shrink(r);
 }
 
+// s^(1/p) of a sum of |x|^p, with gradient 0 where the sum is 0 (PyTorch's norm backward
+// masks a zero norm; the plain root's derivative is inf there, and inf * 0 is nan).
+Tensor root_of_sum(const Tensor& s, double p) {
+  Tensor zero = s.eq(0.0);
+  Tensor safe = zero.where(s.scalar_like(1.0), s);
+  Tensor r = p == 2 ? safe.sqrt() : safe.pow(1.0 / p);
+  return zero.where(s.scalar_like(0.0), r);
+}
+
 } // namespace
 
 // ---- norms ----------------------------------------------------------------------------------
@@ -62,8 +71,8 @@ Tensor Tensor::vector_norm(double ord, std::vector<int64_t> dim, bool keepdim) c
   if (ord == -kInf) return a.min(axes, keepdim);
   if (ord == 0) return ne(0.0).cast(dtype()).sum(axes, keepdim);
   if (ord == 1) return a.sum(axes, keepdim);
-  if (ord == 2) return mul(*this).sum(axes, keepdim).sqrt();
-  return a.pow(ord).sum(axes, keepdim).pow(1.0 / ord);
+  if (ord == 2) return root_of_sum(mul(*this).sum(axes, keepdim), 2);
+  return root_of_sum(a.pow(ord).sum(axes, keepdim), ord);
 }
 
 Tensor Tensor::matrix_norm(const std::string& ord, std::vector<int64_t> dim, bool keepdim) const {
@@ -74,7 +83,7 @@ Tensor Tensor::matrix_norm(const std::string& ord, std::vector<int64_t> dim, boo
   if (ndim() < 2)
     throw Error("matrix_norm: the input must have at least 2 dimensions, got shape " +
                 shape_str(shape()));
-  if (ord == "fro") return mul(*this).sum(axes, keepdim).sqrt();
+  if (ord == "fro") return root_of_sum(mul(*this).sum(axes, keepdim), 2);
   if (ord == "nuc")
     throw Error("matrix_norm: ord \"nuc\" (the sum of singular values) needs an SVD, which "
                 "tinygrad-cpp does not have; use \"fro\", 1, -1, inf or -inf");
@@ -113,7 +122,7 @@ Tensor Tensor::norm(double p, std::vector<int64_t> dim, bool keepdim) const {
 Tensor Tensor::norm(const std::string& p, std::vector<int64_t> dim, bool keepdim) const {
   if (p == "fro") {
     require_float(*this, "norm");
-    return mul(*this).sum(axes_of(*this, dim, "norm"), keepdim).sqrt();
+    return root_of_sum(mul(*this).sum(axes_of(*this, dim, "norm"), keepdim), 2);
   }
   if (p == "nuc")
     return matrix_norm("nuc", dim.empty() ? std::vector<int64_t>{-2, -1} : dim, keepdim);

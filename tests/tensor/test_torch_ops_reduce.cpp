@@ -484,5 +484,10 @@ TEST_SUITE("tensor.torch_ops") {
     CHECK(gradcheck([](const V& x) { return x[0].bmm(x[1]); }, {{2, 2, 3}, {2, 3, 2}}, o));
     CHECK(gradcheck([](const V& x) { return x[0].cdist(x[1]); }, {{2, 3}, {3, 3}}, o));
     CHECK(gradcheck([](const V& x) { return x[0].cdist(x[1], 3); }, {{2, 3}, {2, 3}}, o));
+    // At a zero vector (a zero distance) the gradient is 0, as PyTorch's (not nan).
+    Tensor z = Tensor::zeros({2, 3}, dtypes::float64).requires_grad_();
+    Tensor g =
+        z.vector_norm(2, {1}).sum().add(z.norm("fro")).add(z.cdist(z).sum()).gradient({z})[0];
+    CHECK(g.to_vector<double>() == std::vector<double>(6, 0.0));
   }
 }
