@@ -590,7 +590,74 @@ Tensor adaptive_avg_pool_nd(const Tensor& x, const Tensor::IntOrTuple& output_si
   return r.cast(f);
 }
 
+// PyTorch's adaptive bins along one axis: an (out, in) mask, output i over
+// [floor(i*in/out), ceil((i+1)*in/out)).
+Tensor adaptive_bins(int64_t in, int64_t o, const std::string& device) {
+  Tensor oi = Tensor::arange(o, dtypes::int32, device).reshape({o, 1});
+  Tensor ji = Tensor::arange(in, dtypes::int32, device).reshape({1, in});
+  Tensor start = oi.mul(in).idiv(o);
+  Tensor end = oi.add(1).mul(in).add(o - 1).idiv(o);
+  return ji.ge(start).bitwise_and(ji.lt(end));
+}
+
+std::pair<Tensor, Tensor> adaptive_max_pool_nd(const Tensor& x,
+                                               const Tensor::IntOrTuple& output_size, size_t nsp,
+                                               bool indices, const std::string& op) {
+  if (x.ndim() < static_cast<int64_t>(nsp + 1))
+    throw Error(op + ": input must have at least " + std::to_string(nsp + 1) +
+                " dimensions, got shape " + shape_str(x.shape()));
+  const Ints out = expand_arg(output_size, nsp, op, "output_size", 1);
+  const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
+  std::vector<Tensor> masks;
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t in = x.shape()[nd + j];
+    if (in == 0) throw Error(op + ": input " + shape_str(x.shape()) + " has an empty spatial dim");
+    masks.push_back(adaptive_bins(in, out[j], x.device()));
+  }
+  // The maximum of a box is the maximum over one axis of the maxima over the next: one masked
+  // (out, in) max per axis, the last axis first, so the gradient goes to the first maximum in
+  // row-major order (max_to_first along each axis).
+  Tensor r = x;
+  for (size_t jj = nsp; jj-- > 0;) {
+    const int64_t axis = static_cast<int64_t>(nd + jj);
+    Tensor xt = r.transpose(axis, -1).unsqueeze(-2); // (..., 1, in)
+    Tensor m = masks[jj].where(xt, lowest(x.dtype()));
+    r = detail::max_to_first(m, {-1}).squeeze(-1).transpose(axis, -1);
+  }
+  if (!indices) return {r, Tensor()};
+  // Indices: the first position in each box equal to its maximum (NaN equal to NaN), as the
+  // largest countdown value n - flat, over the full (*out, *in) box view.
+  Shape plane(x.shape().begin() + static_cast<std::ptrdiff_t>(nd), x.shape().end());
+  int64_t n = 1;
+  for (int64_t v : plane) n *= v;
+  Shape box_in; // (..., 1 x nsp, *in)
+  Shape lead(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(nd));
+  box_in = lead;
+  for (size_t j = 0; j < nsp; ++j) box_in.push_back(1);
+  for (int64_t v : plane) box_in.push_back(v);
+  Tensor box;
+  for (size_t j = 0; j < nsp; ++j) {
+    Shape s(2 * nsp, 1);
+    s[j] = out[j];
+    s[nsp + j] = plane[j];
+    Tensor mj = masks[j].reshape(s);
+    box = box.defined() ? box.bitwise_and(mj) : mj;
+  }
+  Shape vals = r.shape();
+  for (size_t j = 0; j < nsp; ++j) vals.push_back(1);
+  Tensor hit = box.bitwise_and(detail::eq_nan(x.reshape(box_in), r.reshape(vals)));
+  Tensor count =
+      Tensor::arange(static_cast<double>(n), 0, -1, dtypes::int32, x.device()).reshape(plane);
+  Tensor idx = hit.where(count, 0).max(last_axes(nsp));
+  return {r, idx.mul(-1).add(n)};
+}
+
 } // namespace
+
+Tensor detail::sliding_windows(const Tensor& x, const Ints& k, const Ints& s, const Ints& d,
+                               const std::string& op) {
+  return pool_view(x, k, s, d, op);
+}
 
 Tensor Tensor::conv1d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
                       ConvPadding padding, IntOrTuple dilation, int64_t groups) const {
@@ -661,6 +728,38 @@ Tensor Tensor::adaptive_avg_pool2d(IntOrTuple output_size) const {
   return adaptive_avg_pool_nd(*this, output_size, 2, "adaptive_avg_pool2d");
 }
 
+Tensor Tensor::adaptive_max_pool1d(IntOrTuple output_size) const {
+  return adaptive_max_pool_nd(*this, output_size, 1, false, "adaptive_max_pool1d").first;
+}
+Tensor Tensor::adaptive_max_pool2d(IntOrTuple output_size) const {
+  return adaptive_max_pool_nd(*this, output_size, 2, false, "adaptive_max_pool2d").first;
+}
+std::pair<Tensor, Tensor> Tensor::adaptive_max_pool1d_with_indices(IntOrTuple output_size) const {
+  return adaptive_max_pool_nd(*this, output_size, 1, true, "adaptive_max_pool1d");
+}
+std::pair<Tensor, Tensor> Tensor::adaptive_max_pool2d_with_indices(IntOrTuple output_size) const {
+  return adaptive_max_pool_nd(*this, output_size, 2, true, "adaptive_max_pool2d");
+}
+Tensor Tensor::max_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, IntOrTuple dilation, bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, false, 3,
+                     "max_pool3d")
+      .first;
+}
+std::pair<Tensor, Tensor> Tensor::max_pool3d_with_indices(IntOrTuple kernel_size,
+                                                          std::optional<IntOrTuple> stride,
+                                                          IntOrTuple padding, IntOrTuple dilation,
+                                                          bool ceil_mode) const {
+  return max_pool_nd(*this, kernel_size, stride, padding, dilation, ceil_mode, true, 3,
+                     "max_pool3d");
+}
+Tensor Tensor::avg_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,
+                          IntOrTuple padding, bool ceil_mode, bool count_include_pad,
+                          std::optional<int64_t> divisor_override) const {
+  return avg_pool_nd(*this, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d");
+}
+
 Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<double> scale_factor,
                            const std::string& mode, std::optional<bool> align_corners) const {
   const std::string op = "interpolate";
@@ -669,15 +768,21 @@ Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<doubl
                 shape_str(shape()));
   const size_t nsp = static_cast<size_t>(ndim()) - 2;
   const bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
-  if (!linear && mode != "nearest" && mode != "nearest-exact")
+  const bool cubic = mode == "bicubic", area = mode == "area";
+  if (!linear && !cubic && !area && mode != "nearest" && mode != "nearest-exact")
     throw Error(op + ": mode '" + mode +
-                "' is not supported (nearest, nearest-exact, linear, bilinear, trilinear)");
-  const size_t want = mode == "linear" ? 1 : mode == "bilinear" ? 2 : mode == "trilinear" ? 3 : nsp;
+                "' is not supported (nearest, nearest-exact, linear, bilinear, trilinear, "
+                "bicubic, area)");
+  const size_t want = mode == "linear"              ? 1
+                      : mode == "bilinear" || cubic ? 2
+                      : mode == "trilinear"         ? 3
+                                                    : nsp;
   if (want != nsp)
     throw Error(op + ": mode '" + mode + "' needs " + std::to_string(want + 2) +
                 "-D input, got shape " + shape_str(shape()));
-  if (align_corners && !linear)
-    throw Error(op + ": align_corners is only for the linear modes, not '" + mode + "'");
+  if (align_corners && !linear && !cubic)
+    throw Error(op + ": align_corners is only for the linear modes and bicubic, not '" + mode +
+                "'");
   if (out_size.has_value() == !scale_factor.empty())
     throw Error(op + ": give exactly one of size and scale_factor");
   Ints out;
@@ -694,21 +799,44 @@ Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<doubl
       scales[j] = 1.0 / sf;
     }
   }
+  if (area) return adaptive_avg_pool_nd(*this, out, nsp, op).cast(least_upper_float(dtype()));
   const bool ac = align_corners.value_or(false);
   const DType f = least_upper_float(dtype());
-  Tensor r = linear ? cast(f) : *this;
+  Tensor r = linear || cubic ? cast(f) : *this;
   for (size_t j = 0; j < nsp; ++j) {
     const int64_t axis = static_cast<int64_t>(2 + j);
     const int64_t in = shape()[2 + j], o = out[j];
     if (in == 0 || o == 0) throw Error(op + ": empty spatial size in " + shape_str(shape()));
     // PyTorch's area_pixel_compute_scale: the source step per output step (float32).
     double scale = scales[j] > 0 ? scales[j] : static_cast<double>(in) / static_cast<double>(o);
-    if (linear && ac)
+    if ((linear || cubic) && ac)
       scale = o > 1 ? static_cast<double>(in - 1) / static_cast<double>(o - 1) : 0.0;
     Tensor dst = Tensor::arange(o, dtypes::int32, device()).cast(dtypes::float32).reshape({o, 1});
     Tensor ji = Tensor::arange(in, dtypes::int32, device()).reshape({1, in});
     Tensor sc = Tensor::full({}, static_cast<float>(scale), dtypes::float32, device());
-    if (linear) {
+    if (cubic) {
+      // PyTorch's upsample_bicubic2d: Keys' cubic convolution (A = -0.75) over the taps
+      // floor(src) - 1 .. + 2, the taps clamped to the input (repeated border values), the
+      // source unclamped.
+      Tensor src = ac ? dst.mul(sc) : dst.add(0.5).mul(sc).sub(0.5);
+      Tensor i0 = src.floor();
+      Tensor t = src.sub(i0).cast(f);
+      Tensor base = i0.cast(dtypes::int32);
+      constexpr double A = -0.75;
+      auto cc1 = [&](const Tensor& x) { return x.mul(A + 2).sub(A + 3).mul(x).mul(x).add(1.0); };
+      auto cc2 = [&](const Tensor& x) {
+        return x.mul(A).sub(5 * A).mul(x).add(8 * A).mul(x).sub(4 * A);
+      };
+      const Tensor taps[4] = {cc2(t.add(1.0)), cc1(t), cc1(t.neg().add(1.0)),
+                              cc2(t.neg().add(2.0))};
+      Tensor w;
+      for (int k = 0; k < 4; ++k) {
+        Tensor at = base.add(k - 1).maximum(0).minimum(static_cast<int64_t>(in - 1));
+        Tensor wk = ji.eq(at).where(taps[k], 0.0);
+        w = w.defined() ? w.add(wk) : wk;
+      }
+      r = contract_axis(r, axis, Tensor::ones({1, 1}, dtypes::bool_, device()), w);
+    } else if (linear) {
       Tensor src = ac ? dst.mul(sc) : dst.add(0.5).mul(sc).sub(0.5).maximum(0.0);
       Tensor lo = src.floor().cast(dtypes::int32).minimum(static_cast<int64_t>(in - 1));
       Tensor hi = lo.add(1).minimum(static_cast<int64_t>(in - 1));
@@ -722,7 +850,7 @@ Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<doubl
       r = contract_axis(r, axis, mask, Tensor::ones({1, 1}, r.dtype(), device()));
     }
   }
-  return r.cast(linear ? f : dtype());
+  return r.cast(linear || cubic ? f : dtype());
 }
 
 } // namespace tg

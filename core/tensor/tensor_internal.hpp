@@ -47,6 +47,11 @@ DType sum_acc_dtype(DType d);
 // `axes` (PyTorch's max(dim) and max_pool), not split across ties as max()'s is. A NaN counts
 // as the maximum.
 Tensor max_to_first(const Tensor& t, const std::vector<int64_t>& axes);
+// tinygrad's Tensor._pool: (..., *i) -> (..., *o, *k), the windows of size k, stride s and
+// dilation d over the last k.size() dimensions, as a view (movement ops only).
+Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& k,
+                       const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+                       const std::string& op);
 // An order-reversing map, so min(x) = order_reversed(max(order_reversed(x))) without overflow.
 Tensor order_reversed(const Tensor& t);
 // a == b, with NaN equal to NaN.

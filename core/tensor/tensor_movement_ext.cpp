@@ -29,7 +29,7 @@ Pairs full_ranges(const Tensor& t) {
 }
 
 // t restricted to [b, e) along axis d.
-Tensor narrow(const Tensor& t, int64_t d, int64_t b, int64_t e) {
+Tensor axis_range(const Tensor& t, int64_t d, int64_t b, int64_t e) {
   Pairs r = full_ranges(t);
   r[static_cast<size_t>(d)] = {b, e};
   return t.shrink(r);
@@ -112,8 +112,8 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMo
                     std::to_string(padding[i].second) + ") of axis " + std::to_string(i) +
                     " must be less than its size " + std::to_string(n) + " (shape " +
                     shape_str(shape()) + ")");
-      if (pb > 0) before = narrow(x, d, 1, pb + 1).flip({d});        // x[pb], ..., x[1]
-      if (pa > 0) after = narrow(x, d, n - 1 - pa, n - 1).flip({d}); // x[n-2], ..., x[n-1-pa]
+      if (pb > 0) before = axis_range(x, d, 1, pb + 1).flip({d});        // x[pb], ..., x[1]
+      if (pa > 0) after = axis_range(x, d, n - 1 - pa, n - 1).flip({d}); // x[n-2], ..., x[n-1-pa]
     } else {
       if (n == 0)
         throw Error("pad: replicate cannot pad axis " + std::to_string(i) + " of size 0 (shape " +
@@ -121,7 +121,7 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMo
       auto edge = [&](int64_t at, int64_t p) {
         Shape s = x.shape();
         s[i] = p;
-        return narrow(x, d, at, at + 1).expand(s);
+        return axis_range(x, d, at, at + 1).expand(s);
       };
       if (pb > 0) before = edge(0, pb);
       if (pa > 0) after = edge(n - 1, pa);
@@ -268,7 +268,7 @@ std::vector<Tensor> Tensor::split(std::vector<int64_t> split_sizes, int64_t dim)
   std::vector<Tensor> out;
   int64_t b = 0;
   for (int64_t s : split_sizes) {
-    out.push_back(narrow(*this, d, b, b + s));
+    out.push_back(axis_range(*this, d, b, b + s));
     b += s;
   }
   return out;

@@ -496,9 +496,25 @@ public:
   // PyTorch's bins: output i averages [floor(i*in/out), ceil((i+1)*in/out)).
   Tensor adaptive_avg_pool1d(IntOrTuple output_size) const;
   Tensor adaptive_avg_pool2d(IntOrTuple output_size) const;
+  // PyTorch's bins as adaptive_avg_pool; the indices as max_pool's (flat in the plane, int32).
+  Tensor adaptive_max_pool1d(IntOrTuple output_size) const;
+  Tensor adaptive_max_pool2d(IntOrTuple output_size) const;
+  std::pair<Tensor, Tensor> adaptive_max_pool1d_with_indices(IntOrTuple output_size) const;
+  std::pair<Tensor, Tensor> adaptive_max_pool2d_with_indices(IntOrTuple output_size) const;
+  // Pooling over the last 3 dimensions, as the 1-D and 2-D forms.
+  Tensor max_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, IntOrTuple dilation = 1, bool ceil_mode = false) const;
+  std::pair<Tensor, Tensor> max_pool3d_with_indices(IntOrTuple kernel_size,
+                                                    std::optional<IntOrTuple> stride = {},
+                                                    IntOrTuple padding = 0, IntOrTuple dilation = 1,
+                                                    bool ceil_mode = false) const;
+  Tensor avg_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
+                    IntOrTuple padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                    std::optional<int64_t> divisor_override = {}) const;
   // Resizes the spatial dimensions (all but the first two) to `size`, or by `scale_factor`
   // (one value or one per dimension). mode: "nearest", "nearest-exact", "linear", "bilinear",
-  // "trilinear"; align_corners only for the linear modes. Source positions follow PyTorch.
+  // "trilinear", "bicubic" (A = -0.75, borders clamped) or "area" (adaptive_avg_pool);
+  // align_corners only for the linear modes and bicubic. Source positions follow PyTorch.
   Tensor interpolate(std::optional<IntOrTuple> size = {}, std::vector<double> scale_factor = {},
                      const std::string& mode = "nearest",
                      std::optional<bool> align_corners = {}) const;
@@ -545,6 +561,119 @@ public:
   Tensor l1_loss(const Tensor& target, const std::string& reduction = "mean") const;
   Tensor smooth_l1_loss(const Tensor& target, const std::string& reduction = "mean",
                         double beta = 1.0) const;
+
+  // ---- PyTorch ops: math, reductions, linear algebra, shape, nn (tensor_torch_*.cpp,
+  // tensor_linalg.cpp) ------------------------------------------------------------------------
+  // PyTorch's names, arguments and defaults, composed from the ops above (so they fuse and
+  // autograd covers them). Float-only math computes integer and bool inputs in float32.
+  // docs/OPS.md lists each with its differences from PyTorch.
+  Tensor log1p() const;  // log(1 + x) accurate near 0 (Goldberg's u = 1 + x correction)
+  Tensor expm1() const;  // exp(x) - 1 accurate near 0 (Kahan's correction)
+  Tensor erfc() const;   // 1 - erf(x) with small relative error in the tail (|rel err| < 1.2e-7)
+  Tensor erfinv() const; // Giles' single-precision polynomials; +-1 give +-inf, |x| > 1 nan
+  Tensor lgamma() const; // log|Gamma(x)|: Lanczos (g = 7) with reflection below 0.5
+  Tensor log10() const;
+  Tensor asinh() const;
+  Tensor atanh() const;
+  Tensor frac() const; // x - trunc(x), float tensors only
+  // log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
+  Tensor logit(std::optional<double> eps = {}) const;
+  Tensor atan2(const Tensor& other) const; // the angle of (other, this), all quadrants, +-0 and inf
+  Tensor fmod(const Tensor& other) const;  // C's remainder: the sign of the dividend
+  Tensor fmod(Scalar other) const;
+  Tensor logaddexp(const Tensor& other) const; // log(exp(a) + exp(b)) without overflow
+  Tensor hypot(const Tensor& other) const;     // sqrt(a^2 + b^2) without overflow
+  Tensor xlogy(const Tensor& other) const;     // x * log(y), 0 where x == 0 (unless y is nan)
+  Tensor xlogy(Scalar other) const;
+  // Elementwise bounds (broadcast): min(max(x, min), max); a nan bound gives nan.
+  Tensor clamp(const OptTensor& min, const OptTensor& max) const;
+  // |a - b| <= atol + rtol * |b|, or equal (infinities); nan equal to nan with equal_nan.
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                 bool equal_nan = false) const;
+  // isclose everywhere: reads the answer on the host (a sync point).
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+
+  // torch.linalg.vector_norm: ord inf (max |x|), -inf (min |x|), 0 (count of non-zeros), or
+  // sum(|x|^ord)^(1/ord); over `dim` (empty: all). Float tensors only.
+  Tensor vector_norm(double ord = 2, std::vector<int64_t> dim = {}, bool keepdim = false) const;
+  // torch.linalg.matrix_norm over the two `dim` axes: "fro", or ord 1, -1, inf, -inf (max/min
+  // absolute column/row sums). "nuc" and ord +-2 need singular values: tg::Error (no SVD).
+  Tensor matrix_norm(const std::string& ord = "fro", std::vector<int64_t> dim = {-2, -1},
+                     bool keepdim = false) const;
+  Tensor matrix_norm(double ord, std::vector<int64_t> dim = {-2, -1}, bool keepdim = false) const;
+  // torch.norm: p a number is vector_norm over `dim`; "fro" is the 2-norm over `dim` (all
+  // when empty), "nuc" a matrix norm (not supported: no SVD).
+  Tensor norm(double p = 2, std::vector<int64_t> dim = {}, bool keepdim = false) const;
+  Tensor norm(const std::string& p, std::vector<int64_t> dim = {}, bool keepdim = false) const;
+  // The lower of the two middle values (torch.median); nan if any is nan. The dim form also
+  // gives the index of that value (of the first nan when there is one).
+  Tensor median() const;
+  ValuesIndices median(int64_t dim, bool keepdim = false) const;
+  // Quantiles q in [0, 1] (host values; a list adds a leading axis of len(q)), over the
+  // flattened tensor or `dim`; interpolation "linear", "lower", "higher", "nearest" or
+  // "midpoint". nan if a nan is in the slice.
+  Tensor quantile(double q, std::optional<int64_t> dim = {}, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor quantile(const std::vector<double>& q, std::optional<int64_t> dim = {},
+                  bool keepdim = false, const std::string& interpolation = "linear") const;
+  Tensor nansum(std::vector<int64_t> dim = {}, bool keepdim = false) const;  // nan counts as 0
+  Tensor nanmean(std::vector<int64_t> dim = {}, bool keepdim = false) const; // over the non-nan
+  Tensor count_nonzero(std::vector<int64_t> dim = {}) const;                 // int64
+  // log(cumsum(exp(x))) along dim, each prefix shifted by its running maximum (tinygrad's:
+  // O(n^2) work and memory per row).
+  Tensor logcumsumexp(int64_t dim) const;
+  // The n-th forward difference along dim, after concatenating prepend and append (bool: xor).
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const OptTensor& prepend = {},
+              const OptTensor& append = {}) const;
+
+  Tensor trace() const;                   // sum of the diagonal of a 2-D tensor
+  Tensor outer(const Tensor& vec2) const; // 1-D x 1-D -> 2-D
+  Tensor kron(const Tensor& other) const; // Kronecker product (ranks padded with leading 1s)
+  // torch.linalg.cross: the 3-vector cross product along dim (size 3), inputs broadcast.
+  Tensor cross(const Tensor& other, int64_t dim = -1) const;
+  // Contracts the last `dims` axes of this with the first `dims` of other, or the listed pairs.
+  Tensor tensordot(const Tensor& other, int64_t dims = 2) const;
+  Tensor tensordot(const Tensor& other, const std::vector<int64_t>& dims_a,
+                   const std::vector<int64_t>& dims_b) const;
+  Tensor bmm(const Tensor& mat2) const; // (B, n, m) @ (B, m, p), no broadcasting
+  // The p-norm distance of every row of this (B?, P, M) to every row of x2 (B?, R, M):
+  // (B?, P, R); p >= 0 or inf. Computed from the differences (PyTorch's exact path).
+  Tensor cdist(const Tensor& x2, double p = 2) const;
+
+  Tensor rot90(int64_t k = 1, std::vector<int64_t> dims = {0, 1}) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const; // a view; start may be < 0
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  // Tensor.unfold: windows of `size` every `step` along dimension, as a new last axis (a view).
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
+  // On a sorted sequence (1-D, or (..., M) matching values' leading dims): for each value the
+  // index where it would be inserted to keep the order (the first such, or the last with
+  // right / side "right"). int64, or int32 with out_int32. sorter: indices that sort it.
+  Tensor searchsorted(const Tensor& values, bool out_int32 = false, bool right = false,
+                      const std::string& side = "", const OptTensor& sorter = {}) const;
+  // The bucket of each element among 1-D sorted boundaries (searchsorted on the boundaries).
+  Tensor bucketize(const Tensor& boundaries, bool out_int32 = false, bool right = false) const;
+  // self with alpha * source[i] added at index[i] along dim (duplicates accumulate).
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
+  // The indices of the non-zero elements, (count, ndim) int64. The count depends on the
+  // values, so this realizes the tensor and reads it on the host (a sync point, as PyTorch's).
+  Tensor nonzero() const;
+  Tensor argwhere() const { return nonzero(); }
+
+  Tensor cosine_similarity(const Tensor& x2, int64_t dim = 1, double eps = 1e-8) const;
+  Tensor normalize(double p = 2, int64_t dim = 1, double eps = 1e-12) const; // x / max(|x|_p, eps)
+  Tensor pixel_shuffle(int64_t upscale_factor) const;     // (*, C r^2, H, W) -> (*, C, H r, W r)
+  Tensor pixel_unshuffle(int64_t downscale_factor) const; // the inverse
+  Tensor softmin(int64_t dim = -1) const;
+  Tensor glu(int64_t dim = -1) const; // a * sigmoid(b) of the two halves along dim
+  // max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1).
+  Tensor prelu(const Tensor& weight) const;
+  // This is log-probabilities; target probabilities (log_target: log-probabilities).
+  // reduction "none", "mean" (over all elements), "sum" or "batchmean" (sum / size(0)).
+  Tensor kl_div(const Tensor& target, const std::string& reduction = "mean",
+                bool log_target = false) const;
+  Tensor huber_loss(const Tensor& target, const std::string& reduction = "mean",
+                    double delta = 1.0) const;
 
   // The scalar as a tensor of this one's device and the promoted dtype (tinygrad's rules).
   Tensor scalar_like(Scalar s) const;
