@@ -210,18 +210,19 @@ int bench(const std::vector<std::string>& args) {
 }
 
 void usage(FILE* to) {
-  std::fprintf(
-      to, "usage: tinyrun bert embed [-m MODEL_DIR] [--format text|json] [--truncate 1]\n"
-          "                          SENTENCE...\n"
-          "       tinyrun bert tokenize [-m MODEL_DIR] TEXT...\n"
-          "       tinyrun bert train [--layers 2] [--hidden 768] [--heads H/64]\n"
-          "                          [--intermediate 4H] [--vocab 30522] [--batch 16]\n"
-          "                          [--seq 128] [--masked 20] [--steps 10] [--seed 12345]\n"
-          "                          [--lr MLPerf's] [--dropout 0.1]\n"
-          "       tinyrun bert bench [the train options] [--steps 5] [--python PATH]\n"
-          "MODEL_DIR: a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt),\n"
-          "or a GGUF file of llama.cpp's bert architecture (FILE.gguf);\n"
-          "default: the data folder's models/all-MiniLM-L6-v2 (scripts/fetch-minilm.sh).\n");
+  std::fprintf(to,
+               "usage: tinyrun bert embed [-m MODEL_DIR] [--format text|json] [--truncate 1]\n"
+               "                          SENTENCE...\n"
+               "       tinyrun bert tokenize [-m MODEL_DIR] TEXT...\n"
+               "       tinyrun bert train [--layers 2] [--hidden 768] [--heads H/64]\n"
+               "                          [--intermediate 4H] [--vocab 30522] [--batch 16]\n"
+               "                          [--seq 128] [--masked 20] [--steps 10] [--seed 12345]\n"
+               "                          [--lr MLPerf's] [--dropout 0.1]\n"
+               "       tinyrun bert bench [the train options] [--steps 5] [--python PATH]\n"
+               "MODEL_DIR: a Hugging Face BERT folder (config.json, model.safetensors or\n"
+               "           pytorch_model.bin, vocab.txt),\n"
+               "or a GGUF file of llama.cpp's bert architecture (FILE.gguf);\n"
+               "default: the data folder's models/all-MiniLM-L6-v2 (scripts/fetch-minilm.sh).\n");
 }
 
 } // namespace

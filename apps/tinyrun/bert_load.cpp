@@ -7,6 +7,7 @@
 #include "tg/error.hpp"
 #include "tg/json_fields.hpp"
 #include "tg/safetensors.hpp"
+#include "tg/torch_checkpoint.hpp"
 
 namespace tinyrun {
 
@@ -49,23 +50,19 @@ std::string pooling_mode(const fs::path& dir) {
 LoadedBert load_bert(const fs::path& dir) {
   if (!fs::is_directory(dir))
     throw Error("bert: the model folder " + dir.string() +
-                " does not exist (a Hugging Face BERT folder: config.json, model.safetensors, "
-                "vocab.txt; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2)");
+                " does not exist (a Hugging Face BERT folder: config.json, model.safetensors or "
+                "pytorch_model.bin, vocab.txt; scripts/fetch-minilm.sh fetches all-MiniLM-L6-v2)");
   LoadedBert out;
   out.dir = dir;
   const fs::path cfg = dir / "config.json";
   out.config =
       parse_bert_config(read_text_file(cfg, kBertConfigMaxBytes, "model config"), cfg.string());
-  const fs::path weights = dir / "model.safetensors";
-  if (!fs::exists(weights)) {
-    if (fs::exists(dir / "pytorch_model.bin"))
-      throw Error("bert: " + dir.string() +
-                  " has pytorch_model.bin (a Python pickle, which tinyrun does not read) but no "
-                  "model.safetensors; convert it once, e.g. with Python: "
-                  "`from transformers import AutoModel; AutoModel.from_pretrained(DIR)"
-                  ".save_pretrained(DIR, safe_serialization=True)`");
-    throw Error("bert: no model.safetensors in " + dir.string());
-  }
+  // model.safetensors, else the PyTorch checkpoint older uploads ship (read without Python).
+  fs::path weights = dir / "model.safetensors";
+  const bool torch_format = !fs::exists(weights) && fs::exists(dir / "pytorch_model.bin");
+  if (torch_format) weights = dir / "pytorch_model.bin";
+  if (!fs::exists(weights))
+    throw Error("bert: no model.safetensors or pytorch_model.bin in " + dir.string());
   WordPieceVocab vocab = read_wordpiece_vocab(dir / "vocab.txt");
   if (vocab.size() != out.config.vocab_size)
     throw Error("bert: " + (dir / "vocab.txt").string() + " holds " + std::to_string(vocab.size()) +
@@ -77,9 +74,10 @@ LoadedBert load_bert(const fs::path& dir) {
                             sentence_max_length(dir, out.config.max_position_embeddings));
   out.pooling = pooling_mode(dir);
 
-  const tg::SafetensorsFile file = tg::safe_load(weights);
+  const std::vector<std::pair<std::string, Tensor>> tensors =
+      torch_format ? tg::torch_load(weights).tensors : tg::safe_load(weights).tensors;
   std::map<std::string, Tensor> state;
-  for (const auto& [name, t] : file.tensors) {
+  for (const auto& [name, t] : tensors) {
     std::string key = name;
     if (key.rfind("bert.", 0) == 0) key = key.substr(5);
     if (key == "embeddings.position_ids" || key.rfind("cls.", 0) == 0) continue;

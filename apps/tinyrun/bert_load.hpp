@@ -1,10 +1,10 @@
 #pragma once
 // Loading a BERT model as Hugging Face saves one: a folder with config.json, model.safetensors
-// and vocab.txt (sentence-transformers folders add sentence_bert_config.json, whose
-// max_seq_length caps the tokens, and 1_Pooling/config.json). Weight names may carry the
-// `bert.` prefix of BertForPreTraining checkpoints; the pretraining heads (`cls.*`) and the
-// `embeddings.position_ids` buffer are skipped. pytorch_model.bin is a Python pickle and is
-// not read: the error says how to convert it.
+// (or, in older uploads, pytorch_model.bin: a PyTorch checkpoint, read without Python by
+// tg/torch_checkpoint.hpp) and vocab.txt (sentence-transformers folders add
+// sentence_bert_config.json, whose max_seq_length caps the tokens, and 1_Pooling/config.json).
+// Weight names may carry the `bert.` prefix of BertForPreTraining checkpoints; the pretraining
+// heads (`cls.*`) and the `embeddings.position_ids` buffer are skipped.
 #include <filesystem>
 #include <memory>
 #include <string>

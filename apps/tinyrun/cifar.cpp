@@ -33,13 +33,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int train(const std::vector<std::string>& args) {
-  const Options opt("cifar train", args,
-                    {"steps", "batch", "seed", "data", "save", "holdout", "eval-every", "ema"});
+  const Options opt(
+      "cifar train", args,
+      {"steps", "batch", "seed", "data", "save", "holdout", "eval-every", "ema", "cutmix"});
   HlbConfig cfg;
   cfg.steps = opt.integer("steps", 200, 1);
   cfg.batch = opt.integer("batch", 256, 1);
   cfg.seed = static_cast<uint64_t>(opt.integer("seed", 201, 0));
   cfg.ema = opt.integer("ema", 1, 0, 1) != 0;
+  cfg.cutmix = opt.integer("cutmix", 1, 0, 1) != 0;
   const int64_t holdout = opt.integer("holdout", 500, 1);
   const int64_t eval_every = opt.integer("eval-every", 0, 0);
   const fs::path dir = opt.has("data") ? fs::path(opt.str("data", "")) : default_cifar_dir();
@@ -53,9 +55,10 @@ int train(const std::vector<std::string>& args) {
   HlbTrainer trainer(cfg, reflect_pad(train_images, data.train.n, 2), data.train.labels,
                      data.train.n, whitening);
   const EvalSet test = make_eval_set(normalise(data.test), data.test.labels, data.test.n);
-  std::printf("training hlb_cifar10 %lld steps, batch %lld, seed %llu%s\n",
+  std::printf("training hlb_cifar10 %lld steps, batch %lld, seed %llu%s%s\n",
               static_cast<long long>(cfg.steps), static_cast<long long>(cfg.batch),
-              static_cast<unsigned long long>(cfg.seed), cfg.ema ? ", EMA" : "");
+              static_cast<unsigned long long>(cfg.seed), cfg.ema ? ", EMA" : "",
+              cfg.cutmix ? ", cutmix" : "");
   std::fflush(stdout);
 
   const bool tty = isatty(fileno(stdout)) != 0;
@@ -222,6 +225,7 @@ int bench(const std::vector<std::string>& args) {
   cfg.batch = batch;
   cfg.seed = static_cast<uint64_t>(seed);
   cfg.ema = false;
+  cfg.cutmix = false; // the PyTorch step beside it has none
   HlbTrainer trainer(cfg, reflect_pad(images, n, 2), b.labels, n, whitening_filter(images, n));
   trainer.step(0);
   trainer.step(1);
@@ -238,16 +242,16 @@ int bench(const std::vector<std::string>& args) {
 }
 
 void usage(FILE* to) {
-  std::fprintf(to,
-               "usage: tinyrun cifar train [--steps 200] [--batch 256] [--seed 201] [--data DIR]\n"
-               "                           [--holdout 500] [--eval-every 0] [--ema 1]\n"
-               "                           [--save FILE.safetensors]\n"
-               "       tinyrun cifar eval [--model FILE.safetensors] [--graph FILE.graph.json]\n"
-               "                          [--data DIR] [--test NAME] [--show N]\n"
-               "       tinyrun cifar bench [--steps 5] [--batch 256] [--python /usr/bin/python3]\n"
-               "DIR defaults to the data folder's cifar/ ($TG_DATA_DIR, else ../shared/data);\n"
-               "it holds data_batch_*.bin and test_batch.bin (without it, --holdout images of\n"
-               "the training batches are the test set).\n");
+  std::fprintf(
+      to, "usage: tinyrun cifar train [--steps 200] [--batch 256] [--seed 201] [--data DIR]\n"
+          "                           [--holdout 500] [--eval-every 0] [--ema 1] [--cutmix 1]\n"
+          "                           [--save FILE.safetensors]\n"
+          "       tinyrun cifar eval [--model FILE.safetensors] [--graph FILE.graph.json]\n"
+          "                          [--data DIR] [--test NAME] [--show N]\n"
+          "       tinyrun cifar bench [--steps 5] [--batch 256] [--python /usr/bin/python3]\n"
+          "DIR defaults to the data folder's cifar/ ($TG_DATA_DIR, else ../shared/data);\n"
+          "it holds data_batch_*.bin and test_batch.bin (without it, --holdout images of\n"
+          "the training batches are the test set).\n");
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <tuple>
 
 #include "tg/error.hpp"
 
@@ -20,6 +21,9 @@ constexpr double kPctStart = 0.23, kDivFactor = 1e6, kFinalLrRatio = 0.025;
 // 0.95^5 * (i / steps)^1.6.
 constexpr double kEmaStart = 0.4, kEmaDecayBase = 0.95, kEmaDecayPow = 1.6;
 constexpr int64_t kEmaEvery = 5;
+// Cutmix: 3x3 squares, from 49.9% of the run (the recipe's step 499 of 1000).
+constexpr double kCutmixStart = 0.499;
+constexpr int64_t kCutmixSize = 3;
 
 // hlb's random_crop: per image offsets in [0, 36 - 32) (the recipe's randint excludes the last
 // one), taken by two gathers; then a flip of half the images.
@@ -34,14 +38,36 @@ Tensor augment(const Tensor& x) {
   return (Tensor::rand({b, 1, 1, 1}) < 0.5).where(h.flip({3}), h);
 }
 
-// Cross entropy against label-smoothed one-hot targets, per image.
-Tensor smoothed_cross_entropy(const Tensor& logits, const Tensor& labels) {
-  const Tensor y = labels.one_hot(kClasses).cast(tg::dtypes::float32) * (1 - kLabelSmoothing) +
-                   kLabelSmoothing / kClasses;
+// Cross entropy against label-smoothed target distributions (one-hot, or mixed by cutmix),
+// per image.
+Tensor smoothed_cross_entropy(const Tensor& logits, const Tensor& targets) {
+  const Tensor y = targets * (1 - kLabelSmoothing) + kLabelSmoothing / kClasses;
   return -(logits.log_softmax(1) * y).sum({1});
 }
 
 } // namespace
+
+std::pair<Tensor, Tensor> hlb_cutmix(const Tensor& x, const Tensor& targets, const Tensor& order,
+                                     int64_t mask_size) {
+  const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  if (mask_size < 1 || mask_size > h || mask_size > w)
+    throw tg::Error("cutmix: a " + std::to_string(mask_size) + "x" + std::to_string(mask_size) +
+                    " square does not fit " + std::to_string(h) + "x" + std::to_string(w) +
+                    " images");
+  // The square's corner: randint excludes its high end, as the recipe's does.
+  const Tensor lx = Tensor::randint({b, 1, 1, 1}, 0, w - mask_size + 1);
+  const Tensor ly = Tensor::randint({b, 1, 1, 1}, 0, h - mask_size + 1);
+  const Tensor ix = Tensor::arange(w).reshape({1, 1, 1, w});
+  const Tensor iy = Tensor::arange(h).reshape({1, 1, h, 1});
+  const Tensor mask = (ix >= lx)
+                          .logical_and(ix < lx + mask_size)
+                          .logical_and(iy >= ly)
+                          .logical_and(iy < ly + mask_size);
+  const Tensor x_patch = x.gather(0, order.reshape({b, 1, 1, 1}).expand({b, c, h, w}));
+  const Tensor t_patch = targets.gather(0, order.reshape({b, 1}).expand({b, targets.size(1)}));
+  const double mix = static_cast<double>(mask_size * mask_size) / static_cast<double>(h * w);
+  return {mask.where(x_patch, x), t_patch * mix + targets * (1 - mix)};
+}
 
 HlbOneCycleLR::HlbOneCycleLR(tg::optim::Optimizer& o, double max_lr, double div_factor,
                              double final_div_factor, int64_t total_steps, double pct_start)
@@ -77,11 +103,13 @@ EvalSet make_eval_set(const std::vector<float>& images, const std::vector<uint8_
 }
 
 struct HlbTrainer::Impl {
-  using StepFn = std::function<std::pair<Tensor, Tensor>(const Tensor&, const Tensor&)>;
+  using StepFn =
+      std::function<std::pair<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)>;
   using EmaFn = std::function<Tensor(const Tensor&)>;
-  tg::TinyJit<StepFn> train_step;
+  tg::TinyJit<StepFn> train_step, train_step_cutmix;
   std::unique_ptr<tg::TinyJit<EmaFn>> ema_update;
-  explicit Impl(StepFn f) : train_step(std::move(f)) {}
+  Impl(StepFn plain, StepFn cutmix)
+      : train_step(std::move(plain)), train_step_cutmix(std::move(cutmix)) {}
 };
 
 HlbTrainer::~HlbTrainer() = default;
@@ -110,24 +138,32 @@ HlbTrainer::HlbTrainer(const HlbConfig& config, std::vector<float> padded,
   sched_non_bias_ = one_cycle(*opt_non_bias_, non_bias_lr);
 
   const double loss_scale = 512.0 / bs;
-  impl_ = std::make_unique<Impl>([this, loss_scale](const Tensor& x, const Tensor& y) {
-    tg::Train train;
-    opt_bias_->zero_grad();
-    opt_non_bias_->zero_grad();
-    const Tensor out = (*model_)(augment(x));
-    Tensor loss = (smoothed_cross_entropy(out, y) * loss_scale).sum();
-    loss.backward();
-    const Tensor correct = out.detach().argmax(1).eq(y).cast(tg::dtypes::int32).sum();
-    std::vector<Tensor> all{loss, correct};
-    for (auto* o : {opt_bias_.get(), opt_non_bias_.get()}) {
-      // Each gradient is read by the momentum buffer and the parameter's update.
-      for (Tensor p : o->params())
-        if (p.grad().defined()) p.set_grad(p.grad().contiguous());
-      for (const Tensor& t : o->schedule_step()) all.push_back(t);
-    }
-    Tensor::realize_all(all);
-    return std::pair<Tensor, Tensor>{loss, correct};
-  });
+  // One jitted step without cutmix and one with (from kCutmixStart of the run): each a fixed
+  // graph, so each captures once. `order` is the batch permutation cutmix draws patches from.
+  auto make_step = [this, loss_scale](bool with_cutmix) {
+    return [this, loss_scale, with_cutmix](const Tensor& x, const Tensor& y, const Tensor& order) {
+      tg::Train train;
+      opt_bias_->zero_grad();
+      opt_non_bias_->zero_grad();
+      Tensor images = augment(x);
+      Tensor targets = y.one_hot(kClasses).cast(tg::dtypes::float32);
+      if (with_cutmix) std::tie(images, targets) = hlb_cutmix(images, targets, order, kCutmixSize);
+      const Tensor out = (*model_)(images);
+      Tensor loss = (smoothed_cross_entropy(out, targets) * loss_scale).sum();
+      loss.backward();
+      const Tensor correct = out.detach().argmax(1).eq(y).cast(tg::dtypes::int32).sum();
+      std::vector<Tensor> all{loss, correct};
+      for (auto* o : {opt_bias_.get(), opt_non_bias_.get()}) {
+        // Each gradient is read by the momentum buffer and the parameter's update.
+        for (Tensor p : o->params())
+          if (p.grad().defined()) p.set_grad(p.grad().contiguous());
+        for (const Tensor& t : o->schedule_step()) all.push_back(t);
+      }
+      Tensor::realize_all(all);
+      return std::pair<Tensor, Tensor>{loss, correct};
+    };
+  };
+  impl_ = std::make_unique<Impl>(make_step(false), make_step(true));
   order_.resize(static_cast<size_t>(n_));
   std::iota(order_.begin(), order_.end(), 0);
   std::shuffle(order_.begin(), order_.end(), rng_);
@@ -150,7 +186,14 @@ HlbTrainer::StepResult HlbTrainer::step(int64_t i) {
   cursor_ += b;
   const Tensor x = Tensor::from_vector(px, tg::Shape{b, 3, kPadded, kPadded});
   const Tensor y = Tensor::from_vector(lab, tg::Shape{b});
-  auto [loss, correct] = impl_->train_step(x, y);
+  std::vector<int32_t> perm(static_cast<size_t>(b));
+  std::iota(perm.begin(), perm.end(), 0);
+  const bool cutmix = config_.cutmix &&
+                      i >= static_cast<int64_t>(kCutmixStart * static_cast<double>(config_.steps));
+  if (cutmix) std::shuffle(perm.begin(), perm.end(), rng_);
+  const Tensor order = Tensor::from_vector(perm, tg::Shape{b});
+  auto [loss, correct] =
+      cutmix ? impl_->train_step_cutmix(x, y, order) : impl_->train_step(x, y, order);
   StepResult r{loss.item<float>(),
                100.0f * static_cast<float>(correct.item<int32_t>()) / static_cast<float>(b)};
   sched_bias_->step();

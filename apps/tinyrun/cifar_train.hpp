@@ -4,12 +4,13 @@
 // the BatchNorm biases at 58x the rate and 1/58 the weight decay of the other weights), each
 // on a linear one-cycle schedule (pct_start 0.23, from max / 1e6 up to max and down to
 // max / 40), an EMA of the weights, and on the device per step a random 32x32 crop of the
-// reflect-padded (36x36) images and a random horizontal flip. The whole step (augmentation,
-// forward, backward, both updates) is one TinyJit call. Cutmix (from the recipe's step 499 of
-// 1000) is not done.
+// reflect-padded (36x36) images and a random horizontal flip, then from 49.9% of the run (the
+// recipe's step 499 of 1000) cutmix. The whole step (augmentation, forward, backward, both
+// updates) is one TinyJit call.
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "cifar_model.hpp"
@@ -39,7 +40,15 @@ struct HlbConfig {
   int64_t batch = 512;
   uint64_t seed = 201; // the recipe's
   bool ema = true;
+  bool cutmix = true;
 };
+
+// hlb's cutmix: in each image a mask_size x mask_size square at a random place (the same for
+// every channel) is taken from image order[i] of the batch, and the target distributions are
+// mixed by the square's share of the image: t = a * t[order] + (1 - a) * t, a = size^2 / (H*W).
+// x: (B, C, H, W); targets: (B, classes) float; order: (B,) int, a permutation.
+std::pair<tg::Tensor, tg::Tensor> hlb_cutmix(const tg::Tensor& x, const tg::Tensor& targets,
+                                             const tg::Tensor& order, int64_t mask_size);
 
 // The images of one split, uploaded once, in equal chunks for evaluation.
 struct EvalSet {

@@ -39,7 +39,7 @@ const std::vector<OptionSpec>& model_options() {
   static const std::vector<OptionSpec> o{
       {{"--model", "-m"},
        true,
-       "a .gguf file or a Hugging Face folder (config.json + *.safetensors)"},
+       "a .gguf file or a Hugging Face folder (config.json + *.safetensors or pytorch_model*.bin)"},
       {{"--ctx-size", "-c"},
        true,
        "positions in the KV cache (default: the model's, at most 4096)"},

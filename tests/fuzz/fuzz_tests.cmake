@@ -1,7 +1,7 @@
 # The fuzz targets and their ctest entries, shared by the fuzz build (tests/fuzz) and the main
 # build's tests (which run the targets of its ExternalProject): one place names them.
 set(TG_FUZZ_TARGETS safetensors idx idx_gzip manifest gguf api_request cifar layer_graph wordpiece
-                     bert_config)
+                     bert_config torch_checkpoint)
 set(TG_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs under ctest (FUZZ_SECONDS overrides at run time)")
 set(TG_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -20,6 +20,8 @@ function(tg_fuzz_dict target out)
     set(dict ${TG_FUZZ_DIR}/layer_graph.dict)
   elseif(target STREQUAL "bert_config")
     set(dict ${TG_FUZZ_DIR}/bert_config.dict)
+  elseif(target STREQUAL "torch_checkpoint")
+    set(dict ${TG_FUZZ_DIR}/torch_checkpoint.dict)
   elseif(target STREQUAL "idx")
     set(dict ${TG_FUZZ_DIR}/idx.dict)
   endif()

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "data/torch_writer.hpp"
+
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
@@ -116,6 +118,32 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
+
+  // PyTorch checkpoints: one tensor, a strided view sharing its storage, and a parameter-free
+  // dict of every storage type the reader knows.
+  const fs::path tc = out / "torch_checkpoint";
+  {
+    namespace tw = torch_writer;
+    tw::Tensor a = tw::f32("a", "0", {1, 2, 3, 4, 5, 6}, {2, 3});
+    write(tc, "one", tw::checkpoint({a}));
+    tw::Tensor at = a;
+    at.name = "at";
+    at.size = {3, 2};
+    at.stride = {1, 3};
+    write(tc, "view", tw::checkpoint({a, at}));
+    std::vector<tw::Tensor> all;
+    const std::pair<const char*, size_t> types[] = {
+        {"DoubleStorage", 8}, {"HalfStorage", 2}, {"BFloat16Storage", 2},
+        {"LongStorage", 8},   {"IntStorage", 4},  {"ShortStorage", 2},
+        {"CharStorage", 1},   {"ByteStorage", 1}, {"BoolStorage", 1}};
+    for (const auto& [type, itemsize] : types) {
+      tw::Tensor x = tw::f32(std::string("t_") + type, std::to_string(all.size()), {0}, {1});
+      x.storage_type = type;
+      x.bytes.assign(itemsize, 0);
+      all.push_back(x);
+    }
+    write(tc, "dtypes", tw::checkpoint(all));
+  }
 
   const fs::path st = out / "safetensors";
   write(st, "one_f32",

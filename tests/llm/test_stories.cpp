@@ -8,14 +8,17 @@
 #include <filesystem>
 #include <tuple>
 
+#include "data/torch_writer.hpp"
 #include "llm/model_files.hpp"
 #include "llm/transformer.hpp"
 #include "llm/weights.hpp"
 #include "llm_test_util.hpp"
+#include "tg/safetensors.hpp"
 
 using namespace tg;
 using namespace tg::llm;
 using namespace llm_test;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -65,6 +68,35 @@ TEST_SUITE("llm.stories") {
     MESSAGE("HF safetensors step-0 logits: max |diff| = " << err);
     CHECK(err <= 1e-4);
     CHECK(r.ids == ref.generated);
+  }
+
+  TEST_CASE("Hugging Face folder with pytorch_model.bin: the same tokens and logits") {
+    const auto hf = model_file("stories260K-hf");
+    const auto ref_path = model_file("stories260K.greedy_reference.json");
+    if (!hf || !ref_path) {
+      MESSAGE("skipped: models/stories260K-hf not found (see ../shared/data/README.md)");
+      return;
+    }
+    // The folder's safetensors rewritten as the PyTorch checkpoint older uploads ship.
+    const fs::path dir = fs::temp_directory_path() / "tg_test_llm_torch_bin";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy_file(*hf / "config.json", dir / "config.json");
+    std::vector<torch_writer::Tensor> tensors;
+    for (const auto& [name, t] : safe_load(*hf / "model.safetensors").tensors) {
+      REQUIRE(t.dtype() == dtypes::float32);
+      tensors.push_back(torch_writer::f32(name, std::to_string(tensors.size()),
+                                          t.to_vector<float>(), std::vector<int64_t>(t.shape())));
+    }
+    torch_writer::write_file((dir / "pytorch_model.bin").string(),
+                             torch_writer::checkpoint(tensors));
+    const GreedyReference ref = read_reference(*ref_path);
+    const Run r = run_greedy(dir, ref.generated.size());
+    const double err = max_abs_diff(r.logits0, ref.logits0);
+    MESSAGE("HF pytorch_model.bin step-0 logits: max |diff| = " << err);
+    CHECK(err <= 1e-4);
+    CHECK(r.ids == ref.generated);
+    fs::remove_all(dir);
   }
 }
 

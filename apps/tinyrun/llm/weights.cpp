@@ -9,6 +9,7 @@
 #include "tg/error.hpp"
 #include "tg/ggml_quants.hpp"
 #include "tg/safetensors.hpp"
+#include "tg/torch_checkpoint.hpp"
 
 namespace tg::llm {
 
@@ -126,14 +127,24 @@ Model load_hf(const fs::path& dir, const std::string& device) {
   m.format = "hf";
   m.config = config_from_hf_json(read_text(dir / "config.json"), (dir / "config.json").string());
   if (fs::exists(dir / "tokenizer.json")) m.tokenizer_json = read_text(dir / "tokenizer.json");
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
+  // *.safetensors, else the PyTorch checkpoints (pytorch_model*.bin) older uploads ship.
+  std::vector<fs::path> files, checkpoints;
+  for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().extension() == ".safetensors") files.push_back(e.path());
+    if (e.path().extension() == ".bin" &&
+        e.path().filename().string().rfind("pytorch_model", 0) == 0)
+      checkpoints.push_back(e.path());
+  }
+  const bool torch_format = files.empty() && !checkpoints.empty();
+  if (torch_format) files = checkpoints;
   std::sort(files.begin(), files.end());
-  if (files.empty()) throw Error(dir.string() + ": no *.safetensors files next to config.json");
+  if (files.empty())
+    throw Error(dir.string() +
+                ": no *.safetensors or pytorch_model*.bin weights next to config.json");
   for (const fs::path& f : files) {
-    SafetensorsFile st = safe_load(f, device);
-    for (auto& [name, t] : st.tensors) {
+    std::vector<std::pair<std::string, Tensor>> tensors =
+        torch_format ? torch_load(f, device).tensors : safe_load(f, device).tensors;
+    for (auto& [name, t] : tensors) {
       const std::optional<std::string> gg = gguf_name_of_hf(name);
       if (!gg) continue;
       m.weights[*gg] = Weight{ggml_type_of(t.dtype(), f.string(), name), t.shape(), t};
@@ -149,7 +160,8 @@ Model load_model(const fs::path& path, const std::string& device, bool progress)
   if (!fs::exists(path)) throw Error(path.string() + ": no such file or folder");
   const bool hf = fs::is_directory(path);
   if (hf && !fs::exists(path / "config.json"))
-    throw Error(path.string() + ": a model folder must hold config.json and *.safetensors");
+    throw Error(path.string() +
+                ": a model folder must hold config.json and *.safetensors (or pytorch_model*.bin)");
   if (progress) std::fprintf(stderr, "loading %s ...\n", path.string().c_str());
   Model m = hf ? load_hf(path, device) : load_gguf(path, device);
   if (!m.find("output.weight")) m.config.tied_embeddings = true;

@@ -1,9 +1,9 @@
 #pragma once
 // A model's weights as loaded from disk, under GGUF's tensor names (token_embd.weight,
 // blk.N.attn_q.weight, ...) whichever layout they came from: a .gguf file, or a Hugging Face
-// folder (config.json + *.safetensors [+ tokenizer.json]) whose names are mapped to GGUF's.
-// Quantized weights stay as their blocks; `dense()` is the lazy float32 view that fuses into
-// whatever reads it.
+// folder (config.json + *.safetensors or pytorch_model*.bin [+ tokenizer.json]) whose names are
+// mapped to GGUF's. Quantized weights stay as their blocks; `dense()` is the lazy float32 view that
+// fuses into whatever reads it.
 #include <cstdint>
 #include <filesystem>
 #include <map>
