@@ -236,8 +236,13 @@ TEST_SUITE("codegen.beam") {
       CHECK(err.text.str().find("BEAM cache entry " + path + " is corrupt") != std::string::npos);
     }
 
-    // The search replaces a corrupt entry with its result.
-    Case c = elementwise();
+    // The search replaces a corrupt entry with its result (a small kernel: few candidates).
+    const int64_t n = 16;
+    auto out = buf(0, dtypes::float32, n), a = buf(1, dtypes::float32, n);
+    auto i = rng(n, 0);
+    Case c{"scale",
+           UOp::sink({st(out, i, ld(a, i) * UOp::const_(dtypes::float32, 3.0))}),
+           {HostBuf::zeros<float>(n), ints(n, 1)}};
     DeviceBufs dev(test_device(), c.bufs);
     BeamTarget target{&test_device(), renderers().front(), dev.bufs, {}};
     const std::string kkey = beam_cache_key(c.ast, target, 1);
@@ -260,7 +265,11 @@ TEST_SUITE("codegen.beam") {
 
   TEST_CASE("BEAM=2 on a small matmul: a timed candidate, the right product, then no search") {
     TempCache cache("matmul");
-    const int64_t M = 32, K = 32, N = 32;
+    // On a device with work groups (POCL compiles each candidate in about 0.5 s) a narrower
+    // space: fewer lanes and work items per candidate.
+    Context narrow{{"BEAM_UPCAST_MAX", on_cpu() ? 256 : 2},
+                   {"BEAM_LOCAL_MAX", on_cpu() ? 1024 : 4}};
+    const int64_t M = on_cpu() ? 32 : 8, K = on_cpu() ? 32 : 8, N = on_cpu() ? 32 : 8;
     Case c = matmul(M, K, N);
     DeviceBufs dev(test_device(), c.bufs);
     BeamTarget target{&test_device(), renderers().front(), dev.bufs, {}};

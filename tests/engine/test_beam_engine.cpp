@@ -51,7 +51,7 @@ TEST_SUITE("engine.beam") {
     const fs::path dir = fs::temp_directory_path() / ("tg_beam_jit_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     Tensor w = ramp(16, 24, 0.3f).realize();
-    auto step = [&](const Tensor& x) { return (x.matmul(w).relu() * 2).sum(1); };
+    auto step = [&](const Tensor& x) { return (x.matmul(w).relu() * 2).sum({1}); };
     std::vector<std::vector<float>> want;
     for (int i = 0; i < 4; ++i)
       want.push_back(step(ramp(8, 16, 0.1f * (i + 1))).to_vector<float>());
