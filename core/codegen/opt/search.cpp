@@ -308,9 +308,12 @@ BeamResult beam_search(const UOpPtr& ast, const BeamTarget& target, int64_t widt
 
   auto progress = [&](bool final) {
     if (knobs::DEBUG < 1 && s.elapsed() < 10.0) return;
-    std::fprintf(stderr, "BEAM %-28s %s round %3lld: %5lld candidates in %7.2f s, best %s %s\n",
+    std::fprintf(stderr,
+                 "BEAM %-28s %s round %3lld: %5lld candidates timed (%lld dropped) in %7.2f s, "
+                 "best %s %s\n",
                  name.c_str(), final ? "done " : "     ", static_cast<long long>(s.result.rounds),
-                 static_cast<long long>(s.result.candidates), s.elapsed(),
+                 static_cast<long long>(s.result.candidates),
+                 static_cast<long long>(s.result.dropped), s.elapsed(),
                  time_str(best.seconds).c_str(), opts_str(best.opts).c_str());
     std::fflush(stderr);
   };
