@@ -6,7 +6,9 @@
 //   warm       the same search again through the disk cache, as a second run of the program
 //              does: seconds and candidates (0: nothing searched)
 //   OpenBLAS   cblas_sgemm in the same run, when found at build time
-// Usage: tg_bench_beam [N] [W]. Times are the best of 3 realizes after a warm-up.
+// Usage: tg_bench_beam [N] [W] [CACHE_DIR]. With CACHE_DIR the cache folder is that one and kept
+// (run twice: the second run's "cold" line finds every result on disk and times nothing); by
+// default a fresh folder, removed at the end. Times are the best of 3 realizes after a warm-up.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -59,8 +61,11 @@ int main(int argc, char** argv) {
   const int64_t width = argc > 2 ? std::atoll(argv[2]) : 2;
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  const fs::path dir = fs::temp_directory_path() / ("tg_bench_beam_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const bool keep = argc > 3;
+  const fs::path dir =
+      keep ? fs::path(argv[3])
+           : fs::temp_directory_path() / ("tg_bench_beam_" + std::to_string(::getpid()));
+  if (!keep) fs::remove_all(dir);
   Context cache{{"TG_CACHE_DIR", dir.string()}, {"IGNORE_BEAM_CACHE", 0}};
 
   Tensor::manual_seed(0);
@@ -132,6 +137,6 @@ int main(int argc, char** argv) {
 #else
   std::printf("OpenBLAS not found at build time (install libopenblas-dev)\n");
 #endif
-  fs::remove_all(dir);
+  if (!keep) fs::remove_all(dir);
   return 0;
 }
