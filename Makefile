@@ -47,6 +47,7 @@ bench: build
 	$(BUILD)/bench/tg_bench_rewrite
 	$(BUILD)/bench/tg_bench_cpu
 	$(BUILD)/bench/tg_bench_tensor
+	$(BUILD)/bench/tg_bench_beam
 	if [ -x $(BUILD)/bench/tg_bench_cl ]; then $(BUILD)/bench/tg_bench_cl; fi
 	TINYRUN=$(BUILD)/apps/tinyrun/tinyrun bash bench/mnist_vs_torch.sh
 

@@ -44,7 +44,7 @@ void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_val
       copy_through_host(*item.bufs.at(0), *item.bufs.at(1));
       continue;
     }
-    std::shared_ptr<CompiledRunner> runner = runner_for(item.device, item.ast);
+    std::shared_ptr<CompiledRunner> runner = runner_for(item.device, item.ast, item.bufs, var_vals);
     engine_detail::capture_launch({runner, item.bufs});
     std::vector<DevicePtr> ptrs;
     ptrs.reserve(item.bufs.size());

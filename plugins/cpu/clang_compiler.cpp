@@ -60,7 +60,7 @@ ClangCompiler::ClangCompiler() {
 }
 
 const std::string& ClangCompiler::clang_path() {
-  if (clang_.empty()) clang_ = find_clang();
+  std::call_once(clang_once_, [this] { clang_ = find_clang(); });
   if (clang_.empty())
     throw Error("C compiler: clang-19 not found (looked for /usr/bin/clang-19 and "
                 "/usr/lib/llvm-19/bin/clang); install Debian's clang-19 or use the default "

@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
@@ -57,6 +58,28 @@ std::string LlvmCompiler::disassemble(std::span<const uint8_t> binary) {
   return disassemble_host_elf(binary);
 }
 
+std::unique_ptr<llvm::TargetMachine> LlvmCompiler::acquire() {
+  {
+    std::lock_guard lock(mu_);
+    if (!free_.empty()) {
+      std::unique_ptr<llvm::TargetMachine> tm = std::move(free_.back());
+      free_.pop_back();
+      return tm;
+    }
+  }
+  std::unique_ptr<llvm::TargetMachine> tm(tm_->getTarget().createTargetMachine(
+      tm_->getTargetTriple().str(), tm_->getTargetCPU(), tm_->getTargetFeatureString(),
+      tm_->Options, tm_->getRelocationModel(), tm_->getCodeModel(), tm_->getOptLevel()));
+  if (!tm) throw Error("LLVM compiler: cannot create another target machine for this host");
+  return tm;
+}
+
+void LlvmCompiler::release(std::unique_ptr<llvm::TargetMachine> tm) {
+  if (!tm) return;
+  std::lock_guard lock(mu_);
+  free_.push_back(std::move(tm));
+}
+
 std::vector<uint8_t> LlvmCompiler::emit(const std::string& source) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
@@ -74,16 +97,21 @@ std::vector<uint8_t> LlvmCompiler::emit(const std::string& source) {
     throw Error("LLVM compiler: the kernel's IR is invalid: " + vos.str() +
                 "(a renderer bug; DEBUG=4 prints the IR)");
 
-  std::lock_guard lock(mu_);
-  mod->setDataLayout(tm_->createDataLayout());
-  mod->setTargetTriple(tm_->getTargetTriple().str());
+  std::unique_ptr<llvm::TargetMachine> tm = acquire();
+  struct Release {
+    LlvmCompiler* self;
+    std::unique_ptr<llvm::TargetMachine>& tm;
+    ~Release() { self->release(std::move(tm)); }
+  } release_at_end{this, tm};
+  mod->setDataLayout(tm->createDataLayout());
+  mod->setTargetTriple(tm->getTargetTriple().str());
 
   // -O2, with the target's cost model so the vectorizers use AVX2 widths.
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm_.get());
+  llvm::PassBuilder pb(tm.get());
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -94,7 +122,7 @@ std::vector<uint8_t> LlvmCompiler::emit(const std::string& source) {
   llvm::SmallVector<char, 0> out;
   llvm::raw_svector_ostream os(out);
   llvm::legacy::PassManager pm;
-  if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     throw Error("LLVM compiler: this target cannot emit objects");
   pm.run(*mod);
   return std::vector<uint8_t>(out.begin(), out.end());

@@ -5,6 +5,7 @@
 // ORC LLJIT with addObjectFile.
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "tg/plugin/device.hpp"
 
@@ -27,8 +28,13 @@ public:
 
 private:
   std::vector<uint8_t> emit(const std::string& source);
-  std::mutex mu_; // the TargetMachine is not safe to share between threads
-  std::unique_ptr<llvm::TargetMachine> tm_;
+  // A TargetMachine is not safe to share between threads: each compile takes one of its own
+  // from the pool (made like tm_ when none is free), so compiles run in parallel (BEAM).
+  std::unique_ptr<llvm::TargetMachine> acquire();
+  void release(std::unique_ptr<llvm::TargetMachine> tm);
+  std::mutex mu_;
+  std::unique_ptr<llvm::TargetMachine> tm_; // describes the target (identity, data layout)
+  std::vector<std::unique_ptr<llvm::TargetMachine>> free_;
   std::string identity_;
 };
 

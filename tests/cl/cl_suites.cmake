@@ -52,6 +52,7 @@ endfunction()
 foreach(suite lower names linearize errors runner decomp opt pipeline gpu)
   tg_add_cl_suite(EXE tg_tests_codegen SUITE codegen.${suite} LABELS codegen)
 endforeach()
+tg_add_cl_suite(EXE tg_tests_codegen SUITE codegen.beam LABELS codegen beam)
 tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.elementwise LABELS tensor CASES
   "special float values*" "integer division and modulo*" "where with a viewed condition*"
   "cast between dtypes" "comparisons in bfloat16")

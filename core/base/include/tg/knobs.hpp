@@ -111,6 +111,18 @@ private:
   STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
       "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
   INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL/LOCAL/GROUP)")    \
+  INT(BEAM, 0, 0, 64, "0..64",                                                                     \
+      "search each kernel's Opts with a beam of this width, timing candidates on the device (0: the heuristic)") \
+  INT(BEAM_UOPS_MAX, 3000, 1, std::numeric_limits<int64_t>::max(), "a positive integer",           \
+      "BEAM drops candidates whose linearized kernel has more uops than this")                     \
+  INT(BEAM_TIMEOUT, 1000, 1, std::numeric_limits<int64_t>::max(), "milliseconds",                  \
+      "BEAM drops candidates whose first run takes longer than this")                              \
+  INT(BEAM_UPCAST_MAX, 256, 1, 4096, "a positive integer",                                         \
+      "BEAM: at most this many upcast and unrolled lanes per candidate")                           \
+  INT(BEAM_LOCAL_MAX, 1024, 1, 65536, "a positive integer",                                        \
+      "BEAM: at most this many work items per work group")                                         \
+  INT(IGNORE_BEAM_CACHE, 0, 0, 1, "0 or 1",                                                        \
+      "1: BEAM searches even when the disk cache has a result (and replaces it)")                  \
   INT(TRANSCENDENTAL, 1, 0, 2, "0..2",                                                             \
       "2 decomposes exp2/log2/sin into polynomials even where the renderer has them")             \
   INT(DISABLE_FAST_IDIV, 0, 0, 1, "0 or 1",                                                        \
