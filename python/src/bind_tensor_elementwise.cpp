@@ -100,7 +100,15 @@ void bind_tensor_elementwise(TensorClass& t) {
         py::arg("detect_negative") = true);
   t.def("nan_to_num", &Tensor::nan_to_num, py::arg("nan") = 0.0, py::arg("posinf") = py::none(),
         py::arg("neginf") = py::none());
+  // Scalar bounds, or tensor bounds (broadcast) when either is a Tensor.
   auto clamp = [](const Tensor& self, py::handle min_, py::handle max_) {
+    if (py::isinstance<Tensor>(min_) || py::isinstance<Tensor>(max_)) {
+      auto bound = [&](py::handle b) -> Tensor::OptTensor {
+        if (b.is_none()) return {};
+        return operand(self, b);
+      };
+      return self.clamp(bound(min_), bound(max_));
+    }
     return self.clamp(opt_scalar(min_), opt_scalar(max_));
   };
   t.def("clamp", clamp, py::arg("min_") = py::none(), py::arg("max_") = py::none());

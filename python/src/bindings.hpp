@@ -16,6 +16,7 @@ void bind_tensor_reduce(TensorClass& t);      // reductions, scans, sorting
 void bind_tensor_movement(TensorClass& t);    // views, cat/stack, split, pad
 void bind_tensor_indexing(TensorClass& t);    // __getitem__, __setitem__, gather/scatter
 void bind_tensor_nn(TensorClass& t);          // functional nn: conv, pool, norms, losses
+void bind_tensor_torch(TensorClass& t);       // the PyTorch ops tinygrad lacks
 void bind_autograd(TensorClass& t);           // requires_grad, grad, backward, gradient
 void bind_jit(py::module_& m);                // TinyJit
 void bind_nn(py::module_& m);                 // layers

@@ -20,6 +20,7 @@ PYBIND11_MODULE(_tinygrad_cpp, m) {
   tgpy::bind_tensor_movement(t);
   tgpy::bind_tensor_indexing(t);
   tgpy::bind_tensor_nn(t);
+  tgpy::bind_tensor_torch(t);
   tgpy::bind_autograd(t);
   tgpy::bind_jit(m);
   tgpy::bind_nn(m);
