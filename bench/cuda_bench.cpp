@@ -14,6 +14,7 @@
 
 #include "cuda_api.hpp"
 #include "tg/buffer.hpp"
+#include "tg/error.hpp"
 #include "tg/runner_cache.hpp"
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
