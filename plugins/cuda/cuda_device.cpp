@@ -261,7 +261,7 @@ void CudaQueue::retire_through(uint64_t value) {
     } else {
       free_events_.push_back(p.event);
     }
-    completed_ = p.value;
+    completed_ = std::max(completed_, p.value);
     pending_.pop_front();
   }
 }
@@ -271,9 +271,9 @@ void CudaQueue::wait(uint64_t value) {
   if (value > next_)
     throw Error("CUDA queue: wait for timeline value " + std::to_string(value) +
                 ", which was never signalled (the last is " + std::to_string(next_) + ")");
-  if (value <= completed_) return;
+  // Points completed() saw reached are retired here too (their timestamps read).
   for (const Point& p : pending_)
-    if (p.value >= value) {
+    if (p.value >= value && value > completed_) {
       gpu_.make_current();
       const CUresult r = driver().cuEventSynchronize(p.event);
       if (r != CUDA_SUCCESS)
