@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "cuda/cuda_test_util.hpp"
+#include "ptx_compiler.hpp"
+#include "ptx_renderer.hpp"
 #include "tg/error.hpp"
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
@@ -182,5 +184,43 @@ TEST_SUITE("cuda.renderer") {
     // A WMMA of the wrong shape is refused naming what the tensor cores take.
     auto bad = wmma_kernel(dtypes::float32, caps.tensor_cores[0]);
     CHECK_THROWS_WITH_AS(r.render("bad", bad), doctest::Contains("mma.sync m16n8k16"), Error);
+  }
+
+  TEST_CASE("the PTX renderer: LLVM IR for NVPTX, compiled by LLVM to PTX that ptxas takes") {
+    PtxRenderer r(ptx_caps_for(parse_arch("sm_90")));
+    CHECK_FALSE(r.caps().has_transcendentals);
+    CHECK(r.caps().tensor_cores.empty());
+    std::string ir;
+    for (const ScheduleItem& item : Tensor::randn({1 << 16}).sum().schedule())
+      if (item.kind == ScheduleItem::Kind::Kernel) {
+        const LoweredKernel k = lower_kernel(item.ast, r.caps());
+        ir = r.render(k.name, k.uops);
+      }
+    CHECK(contains(ir, "target triple = \"nvptx64-nvidia-cuda\""));
+    CHECK(contains(ir, "define ptx_kernel void @"));
+    CHECK(contains(ir, "@llvm.nvvm.read.ptx.sreg.tid.x()"));
+    for (const ScheduleItem& item : (Tensor::empty({1 << 16}) * 2).schedule())
+      if (item.kind == ScheduleItem::Kind::Kernel) {
+        const LoweredKernel k = lower_kernel(item.ast, r.caps());
+        CHECK(contains(r.render(k.name, k.uops), "@llvm.nvvm.read.ptx.sreg.ctaid.x()"));
+      }
+    CHECK(contains(ir, "addrspace(3) global"));
+    CHECK(contains(ir, "call void @llvm.nvvm.barrier0()"));
+    CHECK(contains(ir, "!\"maxntidx\""));
+    PtxCompiler c(parse_arch("sm_90"));
+    CHECK(contains(c.identity(), "nvptx64 sm_90 +ptx80"));
+    const std::string ptx = c.to_ptx(ir);
+    CHECK(contains(ptx, ".target sm_90"));
+    CHECK(contains(ptx, ".visible .entry "));
+    CHECK(contains(ptx, "bar.sync"));
+    CHECK(contains(ptx, ".shared"));
+    if (test::toolkit_missing().empty()) CHECK(test::ptxas(ptx, "sm_90") == "");
+    // A float POW is refused before LLVM's instruction selection would abort on it.
+    for (const ScheduleItem& item : Tensor::randn({64}).pow(Tensor::randn({64})).schedule())
+      if (item.kind == ScheduleItem::Kind::Kernel) {
+        const LoweredKernel k = lower_kernel(item.ast, r.caps());
+        CHECK_THROWS_WITH_AS(r.render(k.name, k.uops), doctest::Contains("use the CUDA renderer"),
+                             Error);
+      }
   }
 }
