@@ -2,8 +2,10 @@
 // name, and what a launcher needs to know about the lowered kernel (sizes, parameters,
 // variables).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <unordered_map>
 
 #include "tg/codegen.hpp"
@@ -149,6 +151,18 @@ std::string KernelLowering::describe() const {
 
 std::span<const Pass<KernelLowering>> codegen_passes() { return kCodegenPasses; }
 
+namespace {
+std::mutex g_observer_mu;
+LoweringObserver g_observer;
+std::atomic<bool> g_observed{false};
+} // namespace
+
+void set_lowering_observer(LoweringObserver observer) {
+  std::lock_guard lock(g_observer_mu);
+  g_observed = static_cast<bool>(observer);
+  g_observer = std::move(observer);
+}
+
 LoweredKernel lower_kernel_with_passes(const UOpPtr& ast, const RendererCaps& caps,
                                        std::span<const Pass<KernelLowering>> passes,
                                        const std::vector<Opt>* opts) {
@@ -170,6 +184,10 @@ LoweredKernel lower_kernel_with_passes(const UOpPtr& ast, const RendererCaps& ca
                 " bytes of work-group memory (DEFINE_LOCAL), the device has " +
                 std::to_string(caps.shared_max) + " (RendererCaps::shared_max)");
   if (knobs::DEBUG >= 5) std::cout << "kernel " << k.name << " uops:\n" << print_uops(k.uops);
+  if (g_observed) {
+    std::lock_guard lock(g_observer_mu);
+    if (g_observer) g_observer(ast, opts, caps);
+  }
   return std::move(k);
 }
 

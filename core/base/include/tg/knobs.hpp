@@ -139,7 +139,8 @@ private:
       "tests: random expressions ir.symbolic_property checks")                                    \
   STR(XDG_CACHE_HOME, "", "a folder", "standard: the user's cache folder (the compile cache's default parent)") \
   STR(HOME, "", "a folder", "standard: the user's home (~/.cache/tg)")                             \
-  STR(TMPDIR, "", "a folder", "standard: where the CPU plugin writes temporary shared objects (default /tmp)")
+  STR(TMPDIR, "", "a folder", "standard: where the CPU plugin writes temporary shared objects (default /tmp)") \
+  STR(CUDA_PATH, "", "a folder", "standard: the CUDA toolkit (NVRTC, nvJitLink) the cuda plugin loads (default /usr/local/cuda, then the loader's path)")
 // clang-format on
 
 namespace knobs {

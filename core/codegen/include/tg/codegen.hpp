@@ -4,6 +4,7 @@
 // table (codegen_passes()) that lower_kernel() runs through the pass driver (tg/ir/pass.hpp).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +85,14 @@ struct KernelLowering {
 // gpudims, add_ends, linearize. A kernel whose DEFINE_LOCALs need more than
 // RendererCaps::shared_max bytes is refused with tg::Error naming it.
 std::span<const Pass<KernelLowering>> codegen_passes();
+
+// Called after every kernel lowered successfully in this process, with its AST, the Opts it was
+// given (null: the heuristic's) and the caps it was lowered for: tests collect the kernels of
+// whole suites to lower them again for another renderer (tests/cuda). An empty function stops
+// it. Process-wide; the observer must be thread-safe.
+using LoweringObserver =
+    std::function<void(const UOpPtr& ast, const std::vector<Opt>* opts, const RendererCaps& caps)>;
+void set_lowering_observer(LoweringObserver observer);
 
 // The whole back half. DEBUG>=3 prints the AST, DEBUG>=5 the linearized uops.
 LoweredKernel lower_kernel(const UOpPtr& ast, const RendererCaps& caps);
