@@ -82,6 +82,10 @@ Tensor Tensor::silu() const {
   Tensor x = as_float(*this);
   return x.mul(x.sigmoid());
 }
+Tensor Tensor::quick_gelu() const {
+  Tensor x = as_float(*this);
+  return x.mul(x.mul(1.702).sigmoid());
+}
 Tensor Tensor::softplus(double beta, double threshold) const {
   if (beta == 0) throw Error("softplus: beta must be non-zero");
   Tensor x = as_float(*this);

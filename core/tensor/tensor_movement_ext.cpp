@@ -391,6 +391,57 @@ Tensor Tensor::diag(int64_t diagonal) const {
   throw Error("diag: the input must be 1-D or 2-D, got shape " + shape_str(shape()));
 }
 
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+  const int64_t n = ndim();
+  auto axis = [&](int64_t d, const char* what) {
+    if (d < -n || d >= n)
+      throw Error(std::string("diagonal: ") + what + " " + std::to_string(d) +
+                  " is out of range for a " + std::to_string(n) + "-D tensor");
+    return d < 0 ? d + n : d;
+  };
+  const int64_t a = axis(dim1, "dim1"), b = axis(dim2, "dim2");
+  if (a == b) throw Error("diagonal: dim1 and dim2 are the same axis (" + std::to_string(a) + ")");
+  // The plane's axes last, then diag()'s slicing of each plane: the part that starts at
+  // (max(-offset, 0), max(offset, 0)), flattened, padded to m * (m + 1), every (m + 1)-th.
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i)
+    if (i != a && i != b) order.push_back(i);
+  order.push_back(a);
+  order.push_back(b);
+  Tensor p = permute(order);
+  const int64_t r = size(a), c = size(b);
+  const int64_t r0 = std::min(std::max<int64_t>(-offset, 0), r);
+  const int64_t c0 = std::min(std::max<int64_t>(offset, 0), c);
+  const int64_t m = std::min(r - r0, c - c0);
+  std::vector<std::pair<int64_t, int64_t>> cut, keep;
+  Shape lead, flat, wide;
+  for (int64_t i = 0; i + 2 < n; ++i) {
+    const int64_t s = p.size(i);
+    cut.emplace_back(0, s);
+    keep.emplace_back(0, s);
+    lead.push_back(s);
+  }
+  cut.emplace_back(r0, r0 + m);
+  cut.emplace_back(c0, c0 + m);
+  flat = lead;
+  flat.push_back(m * m);
+  std::vector<std::pair<int64_t, int64_t>> pad(lead.size(), {0, 0});
+  pad.emplace_back(0, m);
+  wide = lead;
+  wide.push_back(m);
+  wide.push_back(m + 1);
+  keep.emplace_back(0, m);
+  keep.emplace_back(0, 1);
+  Shape out = lead;
+  out.push_back(m);
+  return p.shrink(PadArg(cut))
+      .reshape(flat)
+      .pad(pad)
+      .reshape(wide)
+      .shrink(PadArg(keep))
+      .reshape(out);
+}
+
 std::vector<Tensor> Tensor::meshgrid(const std::vector<Tensor>& tensors,
                                      const std::string& indexing) {
   if (indexing != "ij" && indexing != "xy")

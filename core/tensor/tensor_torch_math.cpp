@@ -165,6 +165,18 @@ Tensor Tensor::atanh() const {
   return x.mul(2.0).div(x.neg().add(1.0)).log1p().mul(0.5);
 }
 
+Tensor Tensor::acosh() const {
+  // log1p(t + sqrt(t * (t + 2))) with t = x - 1: accurate near 1 (where log(x + sqrt(x^2 - 1))
+  // cancels); above 2^28 the product overflows sooner than it matters: log(x) + log(2). Below 1
+  // the root or the log1p is nan.
+  Tensor x = compute_dtype(*this);
+  Tensor huge = x.gt(268435456.0);
+  Tensor t = safe(huge.logical_not(), x, 1.0).sub(1.0);
+  Tensor small = t.add(t.mul(t.add(2.0)).sqrt()).log1p();
+  Tensor big = safe(huge, x, 1.0).log().add(std::numbers::ln2);
+  return back_to(huge.where(big, small), *this);
+}
+
 Tensor Tensor::frac() const {
   if (!dtype().is_float())
     throw Error("frac: only float tensors have a fractional part, got " + dtype().name());

@@ -23,10 +23,20 @@ Tensor::OptTensor opt_operand(const Tensor& self, py::handle h) {
 
 void bind_tensor_torch(TensorClass& t) {
   const std::pair<const char*, UnaryMethod> unary[] = {
-      {"log1p", &Tensor::log1p},   {"expm1", &Tensor::expm1},     {"erfc", &Tensor::erfc},
-      {"erfinv", &Tensor::erfinv}, {"lgamma", &Tensor::lgamma},   {"log10", &Tensor::log10},
-      {"asinh", &Tensor::asinh},   {"atanh", &Tensor::atanh},     {"frac", &Tensor::frac},
-      {"trace", &Tensor::trace},   {"nonzero", &Tensor::nonzero}, {"argwhere", &Tensor::argwhere},
+      {"log1p", &Tensor::log1p},
+      {"expm1", &Tensor::expm1},
+      {"erfc", &Tensor::erfc},
+      {"erfinv", &Tensor::erfinv},
+      {"lgamma", &Tensor::lgamma},
+      {"log10", &Tensor::log10},
+      {"asinh", &Tensor::asinh},
+      {"acosh", &Tensor::acosh},
+      {"quick_gelu", &Tensor::quick_gelu},
+      {"atanh", &Tensor::atanh},
+      {"frac", &Tensor::frac},
+      {"trace", &Tensor::trace},
+      {"nonzero", &Tensor::nonzero},
+      {"argwhere", &Tensor::argwhere},
   };
   for (const auto& [name, f] : unary) t.def(name, f);
   t.def(
@@ -157,6 +167,8 @@ void bind_tensor_torch(TensorClass& t) {
       "rot90",
       [](const Tensor& self, int64_t k, py::handle dims) { return self.rot90(k, int_list(dims)); },
       py::arg("k") = 1, py::arg("dims") = py::make_tuple(0, 1));
+  t.def("diagonal", &Tensor::diagonal, py::arg("offset") = 0, py::arg("dim1") = 0,
+        py::arg("dim2") = 1);
   t.def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"));
   t.def("unbind", &Tensor::unbind, py::arg("dim") = 0);
   t.def("unfold", &Tensor::unfold, py::arg("dim"), py::arg("size"), py::arg("step"));

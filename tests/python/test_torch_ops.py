@@ -7,7 +7,8 @@ from tinygrad_cpp import Tensor
 
 @pytest.mark.parametrize("name,ref,lo,hi", [
   ("log1p", np.log1p, -0.9, 3), ("expm1", np.expm1, -3, 3), ("log10", np.log10, 0.1, 9),
-  ("asinh", np.arcsinh, -3, 3), ("atanh", np.arctanh, -0.9, 0.9),
+  ("asinh", np.arcsinh, -3, 3), ("atanh", np.arctanh, -0.9, 0.9), ("acosh", np.arccosh, 1, 9),
+  ("quick_gelu", lambda x: x / (1 + np.exp(-1.702 * x)), -3, 3),
   ("frac", lambda x: x - np.trunc(x), -5, 5),
 ])
 def test_unary_math(name, ref, lo, hi, rng):
@@ -70,6 +71,9 @@ def test_shape_and_search(rng):
   x = np.arange(24, dtype=np.float32).reshape(4, 6)
   t = Tensor(x)
   np.testing.assert_array_equal(t.rot90().numpy(), np.rot90(x))
+  np.testing.assert_array_equal(t.diagonal(1).numpy(), np.diagonal(x, 1))
+  y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  np.testing.assert_array_equal(Tensor(y).diagonal(-1, 2, 1).numpy(), np.diagonal(y, -1, 2, 1))
   np.testing.assert_array_equal(t.narrow(1, 2, 3).numpy(), x[:, 2:5])
   assert [u.numpy().tolist() for u in t.unbind(0)] == [r.tolist() for r in x]
   np.testing.assert_array_equal(Tensor(np.arange(8, dtype=np.float32)).unfold(0, 3, 2).numpy(),

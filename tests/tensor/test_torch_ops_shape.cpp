@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "tensor/gradcheck.hpp"
 #include "tensor/torch_ops_check.hpp"
@@ -209,5 +210,71 @@ TEST_SUITE("tensor.torch_ops") {
           return x[0].index_add(0, idx, x[1], 1.5);
         },
         {{2, 3}, {3, 3}}, o));
+  }
+}
+
+TEST_SUITE("tensor.torch_ops") {
+  TEST_CASE("diagonal: every offset and plane of a 3-D tensor against loops, and its gradient") {
+    const std::vector<int64_t> shape{2, 3, 4};
+    std::vector<float> v(24);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+    const Tensor x = Tensor::from_vector(v, Shape{2, 3, 4});
+    const int64_t st[3] = {12, 4, 1};
+    for (int64_t d1 = 0; d1 < 3; ++d1)
+      for (int64_t d2 = 0; d2 < 3; ++d2) {
+        if (d1 == d2) continue;
+        const int64_t other = 3 - d1 - d2;
+        for (int64_t off = -4; off <= 4; ++off) {
+          // Reference: out[o][i] = x[... o at `other`, d1 = i + max(-off, 0), d2 = i + max(off, 0)]
+          std::vector<float> want;
+          const int64_t r0 = std::max<int64_t>(-off, 0), c0 = std::max<int64_t>(off, 0);
+          int64_t m = std::min(shape[d1] - r0, shape[d2] - c0);
+          if (m < 0) m = 0;
+          for (int64_t o = 0; o < shape[other]; ++o)
+            for (int64_t i = 0; i < m; ++i)
+              want.push_back(
+                  v[static_cast<size_t>(o * st[other] + (i + r0) * st[d1] + (i + c0) * st[d2])]);
+          const Tensor d = x.diagonal(off, d1, d2);
+          CHECK(std::vector<int64_t>(d.shape()) == std::vector<int64_t>{shape[other], m});
+          if (m > 0) CHECK(d.to_vector<float>() == want);
+        }
+      }
+    CHECK(x.diagonal(0, -1, -2).to_vector<float>() == x.diagonal(0, 2, 1).to_vector<float>());
+    CHECK_THROWS_WITH_AS(x.diagonal(0, 1, 1), doctest::Contains("the same axis"), Error);
+    CHECK_THROWS_WITH_AS(x.diagonal(0, 0, 3), doctest::Contains("dim2 3 is out of range"), Error);
+    // The gradient scatters ones onto the diagonal.
+    Tensor w = Tensor::ones({3, 3}).requires_grad_();
+    w.diagonal(1).sum().backward();
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{0, 1, 0, 0, 0, 1, 0, 0, 0});
+  }
+
+  TEST_CASE("acosh and quick_gelu against <cmath>, and their gradients") {
+    const std::vector<double> xs{1.0, 1.0 + 1e-7, 1.5, 2.0, 10.0, 1e10, 1e30, 0.5, -2.0};
+    const Tensor t = Tensor::from_vector(xs, Shape{static_cast<int64_t>(xs.size())});
+    const std::vector<double> got = t.acosh().to_vector<double>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double want = std::acosh(xs[i]);
+      if (std::isnan(want))
+        CHECK(std::isnan(got[i]));
+      else
+        CHECK(got[i] == doctest::Approx(want).epsilon(1e-12));
+    }
+    CHECK(std::isinf(
+        Tensor::from_vector(std::vector<float>{INFINITY}, Shape{1}).acosh().to_vector<float>()[0]));
+    const std::vector<float> q =
+        Tensor::from_vector(std::vector<float>{-3, -0.5f, 0, 0.5f, 3}, Shape{5})
+            .quick_gelu()
+            .to_vector<float>();
+    const float in[5] = {-3, -0.5f, 0, 0.5f, 3};
+    for (int i = 0; i < 5; ++i)
+      CHECK(q[static_cast<size_t>(i)] ==
+            doctest::Approx(in[i] / (1 + std::exp(-1.702 * in[i]))).epsilon(1e-6));
+    auto one = [](std::function<Tensor(const Tensor&)> f) {
+      return [f](const std::vector<Tensor>& x) { return f(x[0]); };
+    };
+    CHECK(
+        gradcheck(one([](const Tensor& x) { return x.acosh(); }), {{2, 3}}, {.lo = 1.2, .hi = 5}));
+    CHECK(gradcheck(one([](const Tensor& x) { return x.quick_gelu(); }), {{2, 3}},
+                    {.lo = -3, .hi = 3}));
   }
 }

@@ -243,6 +243,7 @@ public:
   // default int; PyTorch's int64). Files: core/tensor/tensor_{activations,scan,sort,init}.cpp.
   Tensor gelu(const std::string& approximate = "none") const; // "none" (erf) or "tanh"
   Tensor silu() const;
+  Tensor quick_gelu() const; // x * sigmoid(1.702 x): tinygrad's (CLIP's) approximation
   Tensor swish() const { return silu(); }
   Tensor softplus(double beta = 1, double threshold = 20) const;
   Tensor mish() const;
@@ -417,6 +418,9 @@ public:
   Tensor triu(int64_t diagonal = 0) const;
   // 1-D: a square matrix with this on diagonal `diagonal`; 2-D: that diagonal as 1-D.
   Tensor diag(int64_t diagonal = 0) const;
+  // torch.diagonal: diagonal `offset` of the planes (dim1, dim2) as a new last axis, the other
+  // axes in order before it; a view (an empty axis when the offset leaves the plane).
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   // Integer classes -> int64 one-hot rows (PyTorch). num_classes -1: max + 1, which realizes
   // this tensor to read its maximum. Out-of-range classes give an all-zero row (unchecked).
   Tensor one_hot(int64_t num_classes = -1) const;
@@ -575,7 +579,8 @@ public:
   Tensor log10() const;
   Tensor asinh() const;
   Tensor atanh() const;
-  Tensor frac() const; // x - trunc(x), float tensors only
+  Tensor acosh() const; // log(x + sqrt(x^2 - 1)), accurate near 1; nan below 1
+  Tensor frac() const;  // x - trunc(x), float tensors only
   // log(x / (1 - x)), x clamped to [eps, 1 - eps] first when eps is given.
   Tensor logit(std::optional<double> eps = {}) const;
   Tensor atan2(const Tensor& other) const; // the angle of (other, this), all quadrants, +-0 and inf
