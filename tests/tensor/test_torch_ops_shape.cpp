@@ -240,8 +240,9 @@ TEST_SUITE("tensor.torch_ops") {
         }
       }
     CHECK(x.diagonal(0, -1, -2).to_vector<float>() == x.diagonal(0, 2, 1).to_vector<float>());
-    CHECK_THROWS_WITH_AS(x.diagonal(0, 1, 1), doctest::Contains("the same axis"), Error);
-    CHECK_THROWS_WITH_AS(x.diagonal(0, 0, 3), doctest::Contains("dim2 3 is out of range"), Error);
+    CHECK_THROWS_WITH_AS(x.diagonal(0, 1, 1), doctest::Contains("the same axis"), tg::Error);
+    CHECK_THROWS_WITH_AS(x.diagonal(0, 0, 3), doctest::Contains("dim2 3 is out of range"),
+                         tg::Error);
     // The gradient scatters ones onto the diagonal.
     Tensor w = Tensor::ones({3, 3}).requires_grad_();
     w.diagonal(1).sum().backward();
