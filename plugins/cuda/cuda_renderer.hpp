@@ -51,9 +51,5 @@ private:
   int64_t threads_per_block_ = 1;
 };
 
-// The rules of RendererCaps::extra_matcher: vector ALU ops, casts and bitcasts become one scalar
-// op per lane put together with VECTORIZE, and lanes taken from a VECTORIZE, a GEP or a vector
-// constant fold, so vectors reach the kernel only as loads, stores and their lanes.
-const PatternMatcher& cuda_split_vectors();
 
 } // namespace tg::cuda

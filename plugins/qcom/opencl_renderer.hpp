@@ -65,9 +65,5 @@ private:
   bool uses_local_ids_ = false, uses_half_ = false, uses_double_ = false;
 };
 
-// The rules of RendererCaps::extra_matcher: vector ALU ops, casts and bitcasts become one scalar
-// op per lane put together with VECTORIZE, and lanes taken from a VECTORIZE, a GEP or a vector
-// constant fold, so no vector wider than a load or store survives.
-const PatternMatcher& opencl_split_vectors();
 
 } // namespace tg::cl
