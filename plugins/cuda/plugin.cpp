@@ -4,6 +4,7 @@
 
 #include "cuda_device.hpp"
 #include "tg/plugin/define.hpp"
+#include "tg/plugin/device_index.hpp"
 #include "tg_plugin_manifest.h"
 
 namespace tg::cuda {
@@ -24,26 +25,19 @@ Device* create(const char* device_name, const char* arch, char* why, size_t why_
     plugin::set_reason(why, why_len, msg.c_str());
     return nullptr;
   };
-  int index = 0;
-  if (dev.rfind("CUDA:", 0) == 0) {
-    const std::string n = dev.substr(5);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 3)
-      return refuse("the cuda plugin serves CUDA and CUDA:<n> (the n-th GPU), not '" + dev + "'");
-    index = std::stoi(n);
-  } else if (dev != "CUDA") {
-    return refuse("the cuda plugin serves device CUDA, not '" + dev + "'");
-  }
   std::string reason;
+  const std::optional<size_t> index = plugin::device_index(dev, "CUDA", "cuda", "GPU", reason);
+  if (!index) return refuse(reason);
   const DriverApi* d = load_driver(reason);
   if (d == nullptr) return refuse(reason);
-  if (index >= d->device_count)
+  if (*index >= static_cast<size_t>(d->device_count))
     return refuse(
         dev + ": there " +
         (d->device_count == 1 ? "is 1 GPU" : "are " + std::to_string(d->device_count) + " GPUs") +
         ": " + describe_gpus());
   std::optional<Arch> want;
   if (arch != nullptr && *arch != '\0') want = parse_arch(arch);
-  return new CudaDevice(dev, index, want);
+  return new CudaDevice(dev, static_cast<int>(*index), want);
 }
 
 } // namespace

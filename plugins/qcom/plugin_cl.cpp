@@ -4,6 +4,7 @@
 
 #include "cl_device.hpp"
 #include "tg/plugin/define.hpp"
+#include "tg/plugin/device_index.hpp"
 #include "tg_plugin_manifest.h"
 
 namespace tg::cl {
@@ -24,24 +25,17 @@ Device* create(const char* device_name, const char* arch, char* why, size_t why_
     plugin::set_reason(why, why_len, msg.c_str());
     return nullptr;
   };
-  size_t index = 0;
-  if (dev.rfind("CL:", 0) == 0) {
-    const std::string n = dev.substr(3);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 4)
-      return refuse("the cl plugin serves CL and CL:<n> (the n-th OpenCL device), not '" + dev +
-                    "'");
-    index = std::stoul(n);
-  } else if (dev != "CL") {
-    return refuse("the cl plugin serves device CL, not '" + dev + "'");
-  }
+  std::string reason;
+  const std::optional<size_t> index =
+      plugin::device_index(dev, "CL", "cl", "OpenCL device", reason);
+  if (!index) return refuse(reason);
   if (arch != nullptr && *arch != '\0')
     return refuse(std::string("the CL device compiles for the device it finds; it takes no "
                               "architecture (asked for '") +
                   arch + "')");
-  std::string reason;
   std::vector<DeviceInfo> devices = list_devices(reason);
   if (devices.empty()) return refuse(reason);
-  if (index >= devices.size()) {
+  if (*index >= devices.size()) {
     std::string list;
     for (size_t i = 0; i < devices.size(); ++i)
       list += (i ? ", " : "") + std::string(i ? "CL:" + std::to_string(i) : "CL") + " = " +
@@ -52,7 +46,7 @@ Device* create(const char* device_name, const char* arch, char* why, size_t why_
                        : "are " + std::to_string(devices.size()) + " OpenCL devices") +
                   ": " + list);
   }
-  return new ClDevice(dev, devices[index]);
+  return new ClDevice(dev, devices[*index]);
 }
 
 } // namespace

@@ -6,12 +6,25 @@
 #include "tg/buffer.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/plugin/device_index.hpp"
 #include "tg/tensor.hpp"
 
 using namespace tg;
 using tg::test::case_dir;
 
 TEST_SUITE("plugins.abi") {
+  TEST_CASE("device_index reads BASE and BASE:<n> and refuses any other name") {
+    std::string why;
+    CHECK(plugin::device_index("CUDA", "CUDA", "cuda", "GPU", why) == 0u);
+    CHECK(plugin::device_index("CUDA:12", "CUDA", "cuda", "GPU", why) == 12u);
+    for (const char* bad : {"CUDA:", "CUDA:x", "CUDA:-1", "CUDA:12345", "CUDAX", "CL", ""}) {
+      why.clear();
+      CHECK_FALSE(plugin::device_index(bad, "CUDA", "cuda", "GPU", why).has_value());
+      CHECK(why == std::string("the cuda plugin serves CUDA and CUDA:<n> (the n-th GPU), not '") +
+                       bad + "'");
+    }
+  }
+
   TEST_CASE("DEV=DEVICE:RENDERER:ARCH passes ARCH to create()") {
     DeviceRegistry reg(false);
     reg.add_search_path(case_dir("good"));
