@@ -1,19 +1,13 @@
-// The disk cache of BEAM's results (tg/beam.hpp): one file per kernel and target under
-// $TG_CACHE_DIR/beam, named by a hash of the key and holding the whole key, so a collision is a
-// miss. Entry layout (as the compile cache's): magic, key length, key, payload length, payload
-// checksum, payload; the payload one Opt a line ("UPCAST 0 4"). A file that does not read as an
-// entry is corrupt: a warning names it, and the search's result replaces it.
-#include <atomic>
-#include <cstdio>
-#include <cstring>
+// The disk cache of BEAM's results (tg/beam.hpp): one entry (tg/cache_entry.hpp) per kernel and
+// target under $TG_CACHE_DIR/beam, its payload one Opt a line ("UPCAST 0 4"). A file that does
+// not read as an entry is corrupt: a warning names it, and the search's result replaces it.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <mutex>
 #include <sstream>
-#include <unistd.h>
+#include <string_view>
 
 #include "tg/beam.hpp"
+#include "tg/cache_entry.hpp"
 #include "tg/compile_cache.hpp"
 #include "tg/ir/print.hpp"
 
@@ -23,13 +17,7 @@ namespace tg {
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'G', 'B', 'E', 'A', 'M', '0', '1'};
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
+constexpr std::string_view kMagic{"TGBEAM01", 8};
 
 std::string opts_text(const std::vector<Opt>& opts) {
   std::string s;
@@ -57,72 +45,12 @@ std::optional<std::vector<Opt>> parse_opts(const std::string& text) {
   return out;
 }
 
-bool read_u64(std::istream& in, uint64_t& v) {
-  return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof v));
-}
-
-enum class Read { Hit, Miss, Corrupt };
-
-// Reads the entry at `path` for `key`: Miss when there is none or it holds another key.
-Read read_entry(const fs::path& path, const std::string& key, std::vector<Opt>& out,
-                std::string& why) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return Read::Miss;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Read::Miss;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec) return Read::Miss;
-  char magic[sizeof kMagic];
-  uint64_t key_len = 0, len = 0, sum = 0;
-  if (!in.read(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof kMagic) != 0) {
-    why = "not a BEAM cache entry (bad magic)";
-    return Read::Corrupt;
-  }
-  if (!read_u64(in, key_len) || key_len > size) {
-    why = "the key's length is past the end of the file";
-    return Read::Corrupt;
-  }
-  std::string stored(key_len, '\0');
-  if (!in.read(stored.data(), static_cast<std::streamsize>(key_len))) {
-    why = "the file ends inside the key";
-    return Read::Corrupt;
-  }
-  if (!read_u64(in, len) || !read_u64(in, sum)) {
-    why = "the file ends before the result";
-    return Read::Corrupt;
-  }
-  const auto at = static_cast<uint64_t>(in.tellg());
-  if (len != size - at) {
-    why = "the result's length does not match the file's size";
-    return Read::Corrupt;
-  }
-  std::string payload(len, '\0');
-  if (!in.read(payload.data(), static_cast<std::streamsize>(len)) ||
-      fnv1a(payload.data(), payload.size()) != sum) {
-    why = "the result's checksum does not match";
-    return Read::Corrupt;
-  }
-  auto opts = parse_opts(payload);
-  if (!opts) {
-    why = "the result does not parse as Opts";
-    return Read::Corrupt;
-  }
-  if (stored != key) return Read::Miss; // another kernel with the same hash
-  out = std::move(*opts);
-  return Read::Hit;
-}
-
 } // namespace
 
 std::string beam_cache_path(const std::string& key) {
   const fs::path dir = cache_dir();
   if (dir.empty()) return {};
-  char name[48];
-  std::snprintf(
-      name, sizeof name, "%016llx%016llx.beam",
-      static_cast<unsigned long long>(fnv1a(key.data(), key.size())),
-      static_cast<unsigned long long>(fnv1a(key.data(), key.size(), 0x84222325cbf29ce4ull)));
-  return (dir / "beam" / name).string();
+  return (dir / "beam" / (cache_entry_name(key) + ".beam")).string();
 }
 
 std::string beam_cache_key(const UOpPtr& ast, const BeamTarget& target, int64_t width) {
@@ -137,52 +65,24 @@ std::string beam_cache_key(const UOpPtr& ast, const BeamTarget& target, int64_t 
 std::optional<std::vector<Opt>> beam_cache_load(const std::string& key) {
   const std::string path = beam_cache_path(key);
   if (path.empty()) return std::nullopt;
-  std::vector<Opt> opts;
-  std::string why;
-  switch (read_entry(path, key, opts, why)) {
-  case Read::Hit:
-    return opts;
-  case Read::Corrupt:
+  std::string payload, why;
+  CacheRead read = read_cache_entry(path, kMagic, key, payload, why);
+  std::optional<std::vector<Opt>> opts;
+  if (read == CacheRead::Hit) {
+    opts = parse_opts(payload);
+    if (opts) return opts;
+    read = CacheRead::Corrupt;
+    why = "the result does not parse as Opts";
+  }
+  if (read == CacheRead::Corrupt)
     std::cerr << "warning: BEAM cache entry " << path << " is corrupt (" << why
               << "); ignoring it, the search's result will replace it\n";
-    return std::nullopt;
-  case Read::Miss:
-    break;
-  }
   return std::nullopt;
 }
 
 void beam_cache_store(const std::string& key, const std::vector<Opt>& opts) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string p = beam_cache_path(key);
-  if (p.empty()) return;
-  const fs::path path(p);
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return;
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    const std::string payload = opts_text(opts);
-    const uint64_t key_len = key.size(), len = payload.size(),
-                   sum = fnv1a(payload.data(), payload.size());
-    out.write(kMagic, sizeof kMagic);
-    out.write(reinterpret_cast<const char*>(&key_len), sizeof key_len);
-    out.write(key.data(), static_cast<std::streamsize>(key.size()));
-    out.write(reinterpret_cast<const char*>(&len), sizeof len);
-    out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    if (!out.flush()) {
-      out.close();
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  // rename() is atomic: readers see the old entry, none, or the whole new one.
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
+  const std::string path = beam_cache_path(key);
+  if (!path.empty()) write_cache_entry(path, kMagic, key, opts_text(opts));
 }
 
 } // namespace tg
