@@ -8,12 +8,7 @@ namespace tinyrun::wordpiece_unicode {
 
 namespace {
 
-bool in_ranges(uint32_t cp, const CodepointRange* r, size_t n) {
-  const CodepointRange* end = r + n;
-  const CodepointRange* it =
-      std::upper_bound(r, end, cp, [](uint32_t c, const CodepointRange& x) { return c < x.first; });
-  return it != r && cp <= (it - 1)->last;
-}
+using tg::llm::in_ranges;
 
 const CodepointMapping* find(uint32_t cp, const CodepointMapping* m, size_t n) {
   const CodepointMapping* end = m + n;
@@ -64,51 +59,10 @@ std::vector<uint32_t> decode_utf8(std::string_view s, const std::string& origin)
   return out;
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::string encode_utf8(const std::vector<uint32_t>& cps) {
   std::string s;
   for (uint32_t c : cps) append_utf8(s, c);
   return s;
-}
-
-bool is_whitespace(uint32_t cp) {
-  // Unicode's White_Space property (a short, stable list).
-  switch (cp) {
-  case 0x09:
-  case 0x0A:
-  case 0x0B:
-  case 0x0C:
-  case 0x0D:
-  case 0x20:
-  case 0x85:
-  case 0xA0:
-  case 0x1680:
-  case 0x2028:
-  case 0x2029:
-  case 0x202F:
-  case 0x205F:
-  case 0x3000:
-    return true;
-  default:
-    return cp >= 0x2000 && cp <= 0x200A;
-  }
 }
 
 bool is_control(uint32_t cp) {

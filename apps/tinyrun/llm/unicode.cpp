@@ -5,16 +5,12 @@
 
 namespace tg::llm {
 
-namespace {
-
 bool in_ranges(uint32_t cp, const CodepointRange* r, size_t n) {
   const CodepointRange* end = r + n;
   const CodepointRange* it =
       std::upper_bound(r, end, cp, [](uint32_t c, const CodepointRange& x) { return c < x.first; });
   return it != r && cp <= (it - 1)->last;
 }
-
-} // namespace
 
 bool is_letter(uint32_t cp) {
   if (cp < 0x80) return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
@@ -77,6 +73,11 @@ Utf8Text decode_utf8(std::string_view s) {
 
 std::string encode_utf8(uint32_t cp) {
   std::string out;
+  append_utf8(out, cp);
+  return out;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {
@@ -92,7 +93,6 @@ std::string encode_utf8(uint32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
   }
-  return out;
 }
 
 } // namespace tg::llm

@@ -1,7 +1,7 @@
 #pragma once
-// The Unicode facts the byte-level BPE pre-tokenizers need: UTF-8 decoding, the categories
-// \p{L} (letters) and \p{N} (numbers) from generated range tables (unicode_tables.cpp), and
-// \s as the White_Space property.
+// The Unicode facts the byte-level BPE pre-tokenizers (and BERT's basic tokenizer) need: UTF-8
+// decoding, the categories \p{L} (letters) and \p{N} (numbers) from generated range tables
+// (unicode_tables.cpp), and \s as the White_Space property.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,9 +21,12 @@ extern const CodepointRange kNumbers[];
 extern const size_t kNumbersCount;
 } // namespace unicode_tables
 
+// Whether cp lies in one of n sorted, disjoint ranges (the generated tables' form).
+bool in_ranges(uint32_t cp, const CodepointRange* ranges, size_t n);
+
 bool is_letter(uint32_t cp);
 bool is_number(uint32_t cp);
-bool is_whitespace(uint32_t cp);
+bool is_whitespace(uint32_t cp); // Unicode's White_Space property
 
 // Code points of `s` with the byte offset where each starts (plus s.size() at the end). An
 // invalid byte is taken as the code point of its value (as llama.cpp does), so every byte is
@@ -34,5 +37,6 @@ struct Utf8Text {
 };
 Utf8Text decode_utf8(std::string_view s);
 std::string encode_utf8(uint32_t cp);
+void append_utf8(std::string& out, uint32_t cp);
 
 } // namespace tg::llm
