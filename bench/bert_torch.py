@@ -7,20 +7,13 @@ word embeddings, next-sentence head; the MLPerf loss; the gradients clipped to a
 
 usage: /usr/bin/python3 bench/bert_torch.py [--steps 5] [--layers 2] [--hidden 768] ...
 """
-import argparse
 import math
-import os
-import sys
-import time
 
-try:
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-except ImportError:
-    sys.exit(f"bert_torch.py: {sys.executable} cannot import torch; install Debian's "
-             "python3-torch with `bash scripts/install-deps.sh --bench` (as root) and run this "
-             "script with /usr/bin/python3")
+from torch_common import bench_args, require_torch, time_steps, timed
+
+torch = require_torch("bert_torch.py")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class Layer(nn.Module):
@@ -87,15 +80,13 @@ class LAMB:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for k, d in [("steps", 5), ("layers", 2), ("hidden", 768), ("heads", 12), ("intermediate", 3072),
-                 ("vocab", 30522), ("batch", 16), ("seq", 128), ("masked", 20), ("seed", 0),
-                 ("threads", os.cpu_count())]:
-        ap.add_argument(f"--{k}", type=int, default=d)
-    ap.add_argument("--dropout", type=float, default=0.1)
-    a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
+    def extra(ap):
+        for k, d in [("layers", 2), ("hidden", 768), ("heads", 12), ("intermediate", 3072),
+                     ("vocab", 30522), ("seq", 128), ("masked", 20)]:
+            ap.add_argument(f"--{k}", type=int, default=d)
+        ap.add_argument("--dropout", type=float, default=0.1)
+
+    a = bench_args("bert_torch.py", steps=5, batch=16, extra=extra)
     model = Pretraining(a.vocab, a.hidden, a.layers, a.heads, a.intermediate, 512, a.dropout).train()
     for n, p in model.named_parameters():
         if "norm" in n:
@@ -118,8 +109,8 @@ def main():
     weights = torch.ones(b, m)
     nsp = torch.randint(0, 2, (b,))
 
+    @timed
     def step():
-        t0 = time.perf_counter()
         model.zero_grad(set_to_none=True)
         mlm, ns = model(ids, types, mask, positions)
         logp = torch.log_softmax(mlm, -1)
@@ -134,12 +125,8 @@ def main():
         for o in opts:
             o.step()
         loss.item()
-        return time.perf_counter() - t0
 
-    for _ in range(2):
-        step()
-    total = sum(step() for _ in range(a.steps))
-    ms = 1000 * total / a.steps
+    ms = time_steps(step, 2, a.steps)
     print(f"PyTorch {torch.__version__} BERT pretraining step ({a.layers} layers, hidden {a.hidden}, "
           f"seq {a.seq}, batch {a.batch}, vocab {a.vocab}), {a.steps} steps after 2 warm-up, "
           f"{a.threads} threads")

@@ -8,19 +8,12 @@ cores. Prints ms/step and images/s in tinyrun's format.
 
 usage: /usr/bin/python3 bench/cifar_torch.py [--steps 5] [--batch 256] [--threads NPROC]
 """
-import argparse
-import os
-import sys
-import time
 
-try:
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-except ImportError:
-    sys.exit(f"cifar_torch.py: {sys.executable} cannot import torch; install Debian's "
-             "python3-torch with `bash scripts/install-deps.sh --bench` (as root) and run this "
-             "script with /usr/bin/python3")
+from torch_common import bench_args, require_torch, time_steps, timed
+
+torch = require_torch("cifar_torch.py")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 def quick_gelu(x):
@@ -79,16 +72,7 @@ def augment(x):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
-    if a.steps < 1 or a.batch < 1 or a.threads < 1:
-        sys.exit("cifar_torch.py: --steps, --batch and --threads must be at least 1")
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
+    a = bench_args("cifar_torch.py", steps=5, batch=256)
     model = SpeedyResNet(torch.randn(12, 3, 2, 2) * 0.1).train()
     bias = [p for n, p in model.named_parameters() if "bias" in n]
     rest = [p for n, p in model.named_parameters() if "bias" not in n]
@@ -100,8 +84,8 @@ def main():
     images = torch.randn(a.batch, 3, 36, 36)
     labels = torch.randint(0, 10, (a.batch,))
 
+    @timed
     def step():
-        t0 = time.perf_counter()
         for o in opts:
             o.zero_grad()
         out = model(augment(images))
@@ -111,12 +95,8 @@ def main():
         for o in opts:
             o.step()
         loss.item()
-        return time.perf_counter() - t0
 
-    for _ in range(2):
-        step()
-    total = sum(step() for _ in range(a.steps))
-    ms = 1000 * total / a.steps
+    ms = time_steps(step, 2, a.steps)
     print(f"PyTorch {torch.__version__} hlb_cifar10 training step, batch {a.batch}, {a.steps} "
           f"steps after 2 warm-up, {a.threads} threads")
     print(f"ms/step: {ms:.1f}")

@@ -6,19 +6,12 @@ steps and prints ms/step and images/s in tinyrun's format.
 
 usage: /usr/bin/python3 bench/mnist_torch.py [--steps 10] [--batch 512] [--threads NPROC]
 """
-import argparse
-import os
-import sys
-import time
 
-try:
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-except ImportError:
-    sys.exit(f"mnist_torch.py: {sys.executable} cannot import torch; install Debian's "
-             "python3-torch with `bash scripts/install-deps.sh --bench` (as root) and run this "
-             "script with /usr/bin/python3")
+from torch_common import bench_args, require_torch, time_steps, timed
+
+torch = require_torch("mnist_torch.py")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class Model(nn.Module):
@@ -37,36 +30,25 @@ class Model(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--batch", type=int, default=512)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
-    if a.steps < 1 or a.batch < 1 or a.threads < 1:
-        sys.exit("mnist_torch.py: --steps, --batch and --threads must be at least 1")
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
+    a = bench_args("mnist_torch.py", steps=10, batch=512)
     model = Model().train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     images = torch.randint(0, 256, (4096, 1, 28, 28)).float()
     labels = torch.randint(0, 10, (4096,))
 
-    def step():
-        idx = torch.randint(0, images.shape[0], (a.batch,))
-        x, y = images[idx], labels[idx]
-        t0 = time.perf_counter()
+    def train(x, y):
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         loss.item()
-        return time.perf_counter() - t0
 
-    for _ in range(3):
-        step()
-    total = sum(step() for _ in range(a.steps))
-    ms = 1000 * total / a.steps
+    def step():
+        idx = torch.randint(0, images.shape[0], (a.batch,))
+        x, y = images[idx], labels[idx]
+        return timed(lambda: train(x, y))()
+
+    ms = time_steps(step, 3, a.steps)
     print(f"PyTorch {torch.__version__} beautiful_mnist training step, batch {a.batch}, "
           f"{a.steps} steps after 3 warm-up, {torch.get_num_threads()} threads")
     print(f"ms/step: {ms:.1f}")
