@@ -199,6 +199,57 @@ private:
     return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
   }
 
+  // A REDUCE over Unroll ranges that still loops over other reduce ranges keeps every lane in
+  // its accumulator and combines the unrolled lanes once, after the loop: each iteration then
+  // adds one vector into the accumulator instead of a dependent chain of scalar ops through
+  // the unrolled lanes, whose latency bounds a matrix-vector product otherwise. The lanes hold
+  // partial sums (the order a vectorized reduction sums in). Not past 128 lanes (registers),
+  // and not for grouped reduces, whose shared memory would grow by the unrolled width.
+  static bool vertical_ok(const std::vector<UOpPtr>& rest, int64_t lanes) {
+    if (lanes > 128) return false;
+    bool loops = false;
+    for (const auto& r : rest) {
+      if (r->op != Ops::RANGE) continue;
+      if (std::get<RangeArg>(r->arg).type == AxisType::GroupReduce) return false;
+      loops = true;
+    }
+    return loops;
+  }
+
+  static std::vector<UOpPtr> with_value(const UOpPtr& v, std::vector<UOpPtr> rest) {
+    rest.insert(rest.begin(), v);
+    return rest;
+  }
+
+  // CONTRACT: for each value of the unrolled ranges, the lanes of `full` that hold the output
+  // axes' lanes.
+  static std::vector<std::vector<int64_t>> unroll_groups(const Axes& a, const Axes& unroll,
+                                                         const Axes& full) {
+    const auto out_lanes = lane_map(a, full);
+    std::vector<std::vector<int64_t>> groups(static_cast<size_t>(width(unroll)));
+    const auto u_lanes = lane_map(unroll, full);
+    for (size_t l = 0; l < out_lanes.size(); ++l) {
+      auto& g = groups[static_cast<size_t>(u_lanes[l])];
+      if (g.size() <= static_cast<size_t>(out_lanes[l])) g.resize(out_lanes[l] + 1);
+      g[static_cast<size_t>(out_lanes[l])] = static_cast<int64_t>(l);
+    }
+    return groups;
+  }
+
+  // The unrolled lanes of the reduced vector `v` combined with `op` pairwise (log2 depth).
+  UOpPtr contract(const UOpPtr& v, const Axes& a, const Axes& unroll, const Axes& full, Ops op) {
+    std::vector<UOpPtr> parts;
+    for (const auto& g : unroll_groups(a, unroll, full)) parts.push_back(take_lanes(v, g));
+    while (parts.size() > 1) {
+      std::vector<UOpPtr> next;
+      for (size_t i = 0; i + 1 < parts.size(); i += 2)
+        next.push_back(parts[i]->alu(op, {parts[i + 1]}));
+      if (parts.size() % 2 == 1) next.push_back(parts.back());
+      parts = std::move(next);
+    }
+    return parts[0];
+  }
+
   UOpPtr vec_as(const UOpPtr& u, const Axes& to) { return bcast(vec(u), axes_.at(u.get()), to); }
 
   static UOpPtr vectorize(const std::vector<UOpPtr>& lanes, DType elem) {
@@ -261,21 +312,15 @@ private:
                 [](const UOp* x, const UOp* y) { return rid(x) < rid(y); });
       const Axes full = axes_union(a, unroll);
       const UOpPtr v = vec_as(u->src[0], full);
+      if (!unroll.empty() && vertical_ok(rest, width(full)))
+        return contract(
+            UOp::make(Ops::REDUCE, vdt(u->dtype, width(full)), with_value(v, rest), u->arg), a,
+            unroll, full, op);
       UOpPtr combined;
       if (unroll.empty()) {
         combined = v;
       } else {
-        // CONTRACT: for each value of the unrolled ranges, the lanes of the output axes.
-        const auto out_lanes = lane_map(a, full);
-        const int64_t wu = width(unroll);
-        std::vector<std::vector<int64_t>> groups(static_cast<size_t>(wu));
-        const auto u_lanes = lane_map(unroll, full);
-        for (size_t l = 0; l < out_lanes.size(); ++l) {
-          auto& g = groups[static_cast<size_t>(u_lanes[l])];
-          if (g.size() <= static_cast<size_t>(out_lanes[l])) g.resize(out_lanes[l] + 1);
-          g[static_cast<size_t>(out_lanes[l])] = static_cast<int64_t>(l);
-        }
-        for (const auto& g : groups) {
+        for (const auto& g : unroll_groups(a, unroll, full)) {
           const UOpPtr part = take_lanes(v, g);
           combined = combined ? combined->alu(op, {part}) : part;
         }

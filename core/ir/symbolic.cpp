@@ -436,6 +436,23 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   if (lo < 0) return nullptr; // mixed signs: truncation is not floor division
   // From here x >= 0, so x//c is floor(x/c) and x%c is x mod c.
   const i128 k = lin.k;
+  // x = g*y + r with g the terms' gcd, g | c and 0 <= r < g: x%c -> g*(y%(c/g)) + r and
+  // x//c -> y//(c/g), so an unrolled lane's offset r stays outside and the IDIV/MOD pair over
+  // y merges again ((32*b+1)%64 + (32*b+1)//64*64 -> 32*b+1).
+  if (!lin.terms.empty()) {
+    i128 gt = 0;
+    for (const auto& t : lin.terms) gt = gcd128(gt, t.second);
+    if (gt > 1 && c % gt == 0) {
+      const i128 r = floormod(k, gt);
+      Linear y = scaled(lin, 1, gt); // the terms divided; its constant is replaced below
+      y.k = 0;
+      y.add_const((k - r) / gt);
+      const UOpPtr yn = build(y);
+      if (c == gt) return is_mod ? cst(dt, r) : yn;
+      if (!is_mod) return bin(IDIV, yn, cst(dt, c / gt));
+      return bin(ADD, bin(MUL, bin(MOD, yn, cst(dt, c / gt)), cst(dt, gt)), cst(dt, r));
+    }
+  }
   // One term that takes two values: the result is affine in it.
   if (lin.terms.size() == 1 && lin.terms[0].first->ivmax() - lin.terms[0].first->ivmin() == 1) {
     const UOpPtr& v = lin.terms[0].first;

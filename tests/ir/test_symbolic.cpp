@@ -316,6 +316,12 @@ TEST_SUITE("ir.symbolic") {
         CASE((big % 8 + y) % 4, "((big+y)%4)"),
         CASE((x % 4) % 4, "(x%4)"),
         CASE((x % y) % y, "(x%y)"),
+        // An offset below the terms' gcd stays outside, so the pair merges back.
+        CASE((x * 32 + 1) % 64, "(((x%2)*32)+1)"),
+        CASE((x * 32 + 1) / 64, "(x//2)"),
+        CASE((x * 32 + 1) % 64 + ((x * 32 + 1) / 64) * 64, "((x*32)+1)"),
+        CASE((x * 4 + y * 8 + 3) % 16, "((((x+(y*2))%4)*4)+3)"),
+        CASE((x * 4 + y * 8 + 3) / 16, "((y+(x//2))//2)"),
     });
   }
 

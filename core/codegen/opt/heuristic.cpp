@@ -109,6 +109,41 @@ bool matvec(const UOpPtr& k, const RendererCaps& caps, const TryApply& try_apply
   return false;
 }
 
+// A matrix-vector product on a CPU: some load depends on no output axis (the vector), and
+// every other one reads the last reduce axis contiguously (the matrix rows) or not at all (a
+// quantized row's block scales). Upcasting rows there buys nothing (the vector stays in L1)
+// and cuts each row into short strided pieces; the reduce is unrolled wide instead, into
+// vector accumulators.
+bool cpu_matvec(const UOpPtr& k) {
+  const auto red = opt_axes(k, true);
+  const auto out = opt_axes(k, false);
+  if (red.empty() || out.empty()) return false;
+  const UOp* last = red.back().get();
+  // One REDUCE: the unroll below reaches only the last reduce axis, so a kernel of two (a
+  // gated FFN's two products) keeps its independent row accumulators instead.
+  std::unordered_set<const UOp*> stored_at;
+  int reduces = 0;
+  for (const UOp* u : k->toposort()) {
+    if (u->op == Ops::STORE) stored_at.insert(u->src[0].get());
+    reduces += u->op == Ops::REDUCE;
+  }
+  if (reduces != 1) return false;
+  bool rows = false, vector = false;
+  for (const UOp* b : accesses(k)) {
+    if (stored_at.count(b)) continue;
+    bool per_output = false;
+    for (const auto& r : out) per_output |= stride(b, r.get()) != 0;
+    if (!per_output) {
+      vector = true;
+      continue;
+    }
+    const int64_t s = stride(b, last);
+    if (s != 1 && s != 0) return false;
+    rows |= s == 1;
+  }
+  return rows && vector;
+}
+
 } // namespace
 
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps) {
@@ -167,6 +202,7 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       out_size *= std::max<int64_t>(s, 1);
     }
     if (symbolic_size || out_size < 1024 || out_axes.empty()) break;
+    if (!caps.has_local && cpu_matvec(k)) break;
     const auto acc = accesses(k);
     const auto ups = upcast_ranges();
     std::unordered_set<const UOp*> stored_at;
@@ -258,7 +294,20 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
           if (s2 > 1 && s2 <= 3) apply({OptOp::UNROLL, static_cast<int>(red2.size()) - 1, 0});
         }
       } else if (s > 4 && s % 4 == 0) {
-        apply({OptOp::UNROLL, last, 4});
+        // Without work groups, a reduce some load reads contiguously unrolls up to 16 wide
+        // (within 64 lanes): expansion keeps an unrolled reduce's lanes as vector accumulators,
+        // so a matrix-vector row is summed a whole vector load at a time.
+        int amount = 4;
+        if (!caps.has_local) {
+          bool contiguous = false;
+          for (const UOp* b : accesses(k)) contiguous |= stride(b, red.back().get()) == 1;
+          for (int wide : {16, 8})
+            if (contiguous && s % wide == 0 && s > wide && lanes() * wide <= 64) {
+              amount = wide;
+              break;
+            }
+        }
+        apply({OptOp::UNROLL, last, amount});
       }
     }
   }
