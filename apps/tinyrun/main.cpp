@@ -12,6 +12,7 @@
 
 #include "bert.hpp"
 #include "cifar.hpp"
+#include "help_requested.hpp"
 #include "llm_command.hpp"
 #include "mnist.hpp"
 #include "tensor_demo.hpp"
@@ -127,6 +128,9 @@ int main(int argc, char** argv) {
     // without it the best available device runs the tensors.
     int rc = tinyrun::run_tensor_demo();
     return simplify_demo() | rc;
+  } catch (const tinyrun::HelpRequested& h) {
+    std::fputs(h.usage.c_str(), stdout);
+    return 0;
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "tinyrun: %s\n", e.what());
     return 1;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "help_requested.hpp"
 #include "tg/error.hpp"
 
 namespace tinyrun {
@@ -15,6 +16,11 @@ Options::Options(std::string command, const std::vector<std::string>& args,
     : cmd_(std::move(command)) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (is_help_flag(a)) {
+      std::string list;
+      for (const std::string& k : known) list += " [--" + k + " V]";
+      throw HelpRequested("usage: tinyrun " + cmd_ + list + "\n");
+    }
     if (a.rfind("--", 0) != 0) {
       if (positional) {
         positional->push_back(a);

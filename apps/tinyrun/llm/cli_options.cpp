@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "help_requested.hpp"
 #include "tg/error.hpp"
 
 namespace tg::llm {
@@ -26,6 +27,9 @@ ParsedOptions::ParsedOptions(const std::string& cmd, const std::vector<std::stri
     for (const OptionSpec& s : specs)
       for (const std::string& n : s.names)
         if (n == a) spec = &s;
+    if (!spec && tinyrun::is_help_flag(a))
+      throw tinyrun::HelpRequested("usage: tinyrun llm " + cmd + " [options]\n" +
+                                   options_help(specs));
     if (!spec)
       throw Error("llm " + cmd + ": unknown option '" + a + "'; the options are:\n" +
                   options_help(specs));
