@@ -186,7 +186,10 @@ Tensor Transformer::forward(const Tensor& x, const sint& start_pos, const sint& 
     const Tensor an = rms_norm(h, model_.at(p + "attn_norm.weight").dense()).contiguous();
     h = h + attention(l, an, start_pos, T);
     const Tensor xn = rms_norm(h, model_.at(p + "ffn_norm.weight").dense()).contiguous();
-    const Tensor gate = model_.at(p + "ffn_gate.weight").linear(xn);
+    // The gate product is stored too: with both products in one kernel, its two reduces
+    // cannot both be unrolled into vector accumulators, and the first runs scalar (5x slower
+    // than a kernel of its own); the stored gate costs one FFN-wide row per token.
+    const Tensor gate = model_.at(p + "ffn_gate.weight").linear(xn).contiguous();
     const Tensor up = model_.at(p + "ffn_up.weight").linear(xn);
     h = h + model_.at(p + "ffn_down.weight").linear((gate.silu() * up).contiguous());
     // Stored per layer: the next layer's cache write reads it, and recomputing it there would
