@@ -5,10 +5,11 @@
 // expansion builds it, or INDEX(buf, idx) for `width` consecutive elements from idx (a register
 // from lower_reduces). Lanes are grouped by address root (the address without its constant
 // term): a run of `c` lanes at root+o .. root+o+c-1 under one gate, with root and o multiples of
-// c (so the access is aligned to its length; anywhere on a CPU), becomes one access of c elements,
-// c a power of two up to 16 (1 when the renderer has no vectors). The lanes are put back together
-// with VECTORIZE/GEP, which fold away where they meet. With RendererCaps::supports_float4 false
-// every vector ALU op also becomes one scalar op per lane, as do ops on bfloat16 vectors.
+// c (so the access is aligned to its length; anywhere on a CPU for 1- and 2-byte elements),
+// becomes one access of c elements, c a power of two up to 16 (1 when the renderer has no
+// vectors). The lanes are put back together with VECTORIZE/GEP, which fold away where they
+// meet. With RendererCaps::supports_float4 false every vector ALU op also becomes one scalar op
+// per lane, as do ops on bfloat16 vectors.
 #include <algorithm>
 #include <map>
 
@@ -25,6 +26,11 @@ struct DevecCtx {
   int64_t max_width = 16;
   bool split_alu = false;
   bool aligned = true; // a run of c lanes must start at a multiple of c
+  // A CPU: runs of elements narrower than 4 bytes (quantized blocks' bytes) may start anywhere.
+  bool unaligned_narrow = false;
+  bool aligned_for(DType d) const {
+    return aligned && !(unaligned_narrow && d.scalar_itemsize() < 4);
+  }
 };
 
 DType vdt(DType d, size_t w) {
@@ -163,7 +169,7 @@ UOpPtr split_load(const DevecCtx& ctx, const UOpPtr& ld) {
   const size_t w = ld->dtype.count;
   const UOpPtr& index = ld->src[0];
   if (index->op != Ops::INDEX) return nullptr;
-  const auto chunks = plan(index, w, width_for(ctx, ld->dtype), ctx.aligned);
+  const auto chunks = plan(index, w, width_for(ctx, ld->dtype), ctx.aligned_for(ld->dtype));
   std::vector<std::pair<UOpPtr, int64_t>> lane_src(w); // (chunk value, lane in it)
   UOpPtr single;
   for (const Chunk& ch : chunks) {
@@ -200,7 +206,8 @@ std::vector<UOpPtr> split_store(const DevecCtx& ctx, const UOpPtr& st) {
   const UOpPtr& index = st->src[0];
   if (val->dtype.count == 1 || index->op != Ops::INDEX) return {st};
   std::vector<UOpPtr> out;
-  for (const Chunk& ch : plan(index, val->dtype.count, width_for(ctx, val->dtype), ctx.aligned)) {
+  for (const Chunk& ch :
+       plan(index, val->dtype.count, width_for(ctx, val->dtype), ctx.aligned_for(val->dtype))) {
     if (always_false(ch.gate)) continue;
     out.push_back(UOp::make(Ops::STORE, dtypes::void_,
                             {chunk_index(index, ch), gep_n(val, ch.lanes)}, st->arg));
@@ -289,10 +296,12 @@ UOpPtr devectorize(const UOpPtr& ast, const RendererCaps& caps) {
   ctx.max_width = caps.supports_float4 ? 16 : 1;
   ctx.split_alu = !caps.supports_float4;
   // Without work groups the target is a CPU, whose vector accesses need only the element's
-  // alignment (both CPU renderers declare that), so a run may start anywhere: the 32 int8 of a
-  // 34-byte Q8_0 block are two 16-byte loads, not sixteen 2-byte ones. GPUs' wide accesses
-  // want their width's alignment.
-  ctx.aligned = caps.has_local;
+  // alignment (both CPU renderers declare that), so a run of bytes may start anywhere: the 32
+  // int8 of a 34-byte Q8_0 block are two 16-byte loads, not sixteen 2-byte ones. Float runs keep
+  // the alignment rule: a convolution's overlapping windows would otherwise become overlapping
+  // unaligned loads rebuilt by shuffles (cifar's 3x3 convolutions ran 3.4x slower so). GPUs'
+  // wide accesses want their width's alignment.
+  ctx.unaligned_narrow = !caps.has_local;
   return graph_rewrite(ast, pm_devectorize(), ctx, "devectorize");
 }
 
