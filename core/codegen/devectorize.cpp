@@ -25,12 +25,10 @@ namespace {
 struct DevecCtx {
   int64_t max_width = 16;
   bool split_alu = false;
-  bool aligned = true; // a run of c lanes must start at a multiple of c
-  // A CPU: runs of elements narrower than 4 bytes (quantized blocks' bytes) may start anywhere.
+  // A CPU: runs of elements narrower than 4 bytes (quantized blocks' bytes) may start anywhere;
+  // every other run must start at a multiple of its length.
   bool unaligned_narrow = false;
-  bool aligned_for(DType d) const {
-    return aligned && !(unaligned_narrow && d.scalar_itemsize() < 4);
-  }
+  bool aligned_for(DType d) const { return !(unaligned_narrow && d.scalar_itemsize() < 4); }
 };
 
 DType vdt(DType d, size_t w) {
