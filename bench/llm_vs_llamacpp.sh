@@ -2,7 +2,9 @@
 # `tinyrun llm bench` beside llama.cpp's `llama-bench` on a random-weight 110M llama (dim 768,
 # 12 layers, 12 heads, ffn 2048, vocab 32000) in F32, Q8_0 and Q4_0: pp512 and tg128 tokens/s
 # of both in one run on this machine, their ratio, and our decode as a fraction of the
-# machine's read bandwidth (weight bytes x tokens/s over tg_bench_read_bw).
+# machine's read bandwidth (the bytes a decode step reads x tokens/s over tg_bench_read_bw; the
+# bytes are tinyrun's "size" column: every weight but an untied token-embedding table, of which
+# a step reads one row).
 #
 # usage: bench/llm_vs_llamacpp.sh [LLAMA_CPP_SOURCE_DIR]
 #   The llama.cpp source comes from the folder given (or $LLAMA_CPP_DIR); without one, the
@@ -61,7 +63,7 @@ for t in F32 Q8_0 Q4_0; do
   f=$model.$t.gguf
   ours=$("$tinyrun" llm bench -m "$f" -p "$pp" -n "$tg" -r "$reps" 2>/dev/null)
   theirs=$("$llama_bench" -m "$f" -p "$pp" -n "$tg" -r "$reps" -t "$(nproc)" -o csv 2>/dev/null)
-  size=$(stat -L -c %s "$f")
+  size=$(awk -F'|' 'NR > 2 { split($3, a, " "); printf "%.0f", a[1] * 1048576; exit }' <<<"$ours")
   for test in "pp$pp" "tg$tg"; do
     o=$(awk -F'|' -v t="$test" '$6 ~ " "t" " { split($7, a, " "); print a[1] }' <<<"$ours")
     n=${test#??}

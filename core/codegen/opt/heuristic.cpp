@@ -110,10 +110,11 @@ bool matvec(const UOpPtr& k, const RendererCaps& caps, const TryApply& try_apply
 }
 
 // A matrix-vector product on a CPU: some load depends on no output axis (the vector), and
-// every other one reads the last reduce axis contiguously (the matrix rows) or not at all (a
-// quantized row's block scales). Upcasting rows there buys nothing (the vector stays in L1)
-// and cuts each row into short strided pieces; the reduce is unrolled wide instead, into
-// vector accumulators.
+// every other one reads the last reduce axis contiguously (the matrix rows), not at all (a
+// quantized row's block scales) or, for a buffer of bytes, through a division or remainder of
+// it (the bit fields of a quantized row: Q4_0's element i is a nibble of byte i % 16).
+// Upcasting rows there buys nothing (the vector stays in L1) and cuts each row into short
+// strided pieces; the reduce is unrolled wide instead, into vector accumulators.
 bool cpu_matvec(const UOpPtr& k) {
   const auto red = opt_axes(k, true);
   const auto out = opt_axes(k, false);
@@ -138,8 +139,9 @@ bool cpu_matvec(const UOpPtr& k) {
       continue;
     }
     const int64_t s = stride(b, last);
-    if (s != 1 && s != 0) return false;
-    rows |= s == 1;
+    const bool bit_fields = !coeff(b->src[1].get(), last) && b->dtype.base().itemsize() == 1;
+    if (s != 1 && s != 0 && !bit_fields) return false;
+    rows |= s == 1 || bit_fields;
   }
   return rows && vector;
 }
