@@ -203,11 +203,20 @@ TEST_SUITE("codegen.opt") {
     auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
     CHECK(ks[2].name == "r_16_12_4_4_8_4");
     if (!noopt() && on_cpu()) {
-      // j (a broadcasts over it, contiguous in the output) by 16 on a CPU; the output left
-      // (64 x 3) is small, so i stays; then k by 4.
-      CHECK(ks[0].name == "r_64_3_16_8_4");
-      const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
-      CHECK(opts == std::vector<Opt>{upcast(1, 16), unroll(0, 4)});
+      // A register tile on a CPU: rows of a (i, the slower lanes) times whole vectors of b's
+      // row (j: two vector registers wide where 48 allows, else one), k unrolled by 4. With
+      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4.
+      const int64_t lanes = cpu_caps().vector_lanes;
+      if (lanes == 16) CHECK(ks[0].name == "r_8_3_8_16_8_4");
+      if (lanes == 8) CHECK(ks[0].name == "r_16_3_4_16_8_4");
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps(), sse = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8, sse.vector_lanes = 4;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), sse) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4)});
       // With work groups (a GPU) the first upcast stays tinygrad's 3 or 4.
       RendererCaps gpu = cpu_caps();
       gpu.has_local = true;
@@ -217,6 +226,44 @@ TEST_SUITE("codegen.opt") {
     // Other shapes of the same kernel.
     run_all(ast, {unroll(0, 8), upcast(1, 2)}, make, check);
     run_all(ast, {unroll(0, 0)}, make, check); // the whole reduce unrolled: no loop left
+  }
+
+  TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {
+    // out[i, j] = sum_k a[i, k] * b[j, k]: both operands are read along k, so k is the vector
+    // (8 lanes) and the tile is 4 x 4 outputs (4 x 2 with 8-lane registers), summed across
+    // their lanes after the loop.
+    const int64_t M = 32, N = 24, K = 64;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, N * K);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, i * N + j, reduce(Ops::ADD, ld(a, i * K + k) * ld(b, j * K + k), {k}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 2), unroll(0, 8)});
+      // The accumulators stay vectors inside the k loop: one vector multiply-add per output.
+      const LoweredKernel kern = lower_kernel(ast, avx512);
+      bool vector_acc = false;
+      for (const auto& u : kern.uops)
+        vector_acc |= u->op == Ops::DEFINE_REG && u->dtype.size == 128;
+      CHECK(vector_acc);
+    }
+    auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1);
+    std::vector<float> ref(M * N);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y)
+        for (int64_t t = 0; t < K; ++t) ref[x * N + y] += av[x * K + t] * bv[y * K + t];
+    run_all(
+        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
+                                      HostBuf::of(bv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
   }
 
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
