@@ -410,6 +410,45 @@ TEST_SUITE("codegen.opt") {
         });
   }
 
+  TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
+    // out[co, x] = sum_{ci, kx} (in[ci, x + kx] + bias[ci]) * w[co, ci, kx]: the bias depends
+    // on no output axis, as a matvec's vector does, but not on the last reduce axis either; the
+    // kernel is a convolution and its outputs are upcast (beautiful_mnist's second convolution,
+    // which reads the first one's output plus bias: 10x faster so).
+    const int64_t CO = 16, CI = 4, X = 128, K = 3;
+    auto out = buf(0, dtypes::float32, CO * X), in = buf(1, dtypes::float32, CI * (X + K - 1)),
+         bias = buf(2, dtypes::float32, CI), w = buf(3, dtypes::float32, CO * CI * K);
+    auto co = rng(CO, 0), x = rng(X, 1), ci = rng(CI, 2, AxisType::Reduce),
+         kx = rng(K, 3, AxisType::Reduce);
+    auto v = ld(in, ci * (X + K - 1) + x + kx) + ld(bias, ci);
+    auto ast = UOp::sink(
+        {st(out, co * X + x, reduce(Ops::ADD, v * ld(w, co * (CI * K) + ci * K + kx), {ci, kx}))});
+    if (!noopt() && on_cpu()) {
+      const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
+      CHECK(std::count_if(opts.begin(), opts.end(),
+                          [](const Opt& o) { return o.op == OptOp::UPCAST; }) >= 1);
+    }
+    auto iv = pattern(CI * (X + K - 1), 7, 3), bv = pattern(CI, 3, 1),
+         wv = pattern(CO * CI * K, 5, 2);
+    run_all(
+        ast, {upcast(1, 4), unroll(1, 0)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(CO * X), HostBuf::of(iv),
+                                      HostBuf::of(bv), HostBuf::of(wv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t c = 0; c < CO; ++c)
+            for (int64_t xx = 0; xx < X; ++xx) {
+              float ref = 0;
+              for (int64_t i = 0; i < CI; ++i)
+                for (int64_t t = 0; t < K; ++t)
+                  ref += (iv[i * (X + K - 1) + xx + t] + bv[i]) * wv[c * CI * K + i * K + t];
+              REQUIRE(o[c * X + xx] == ref);
+            }
+        });
+  }
+
   TEST_CASE("sizes not divisible by 4: the heuristic leaves the kernel alone") {
     const int64_t R = 37, C = 53;
     auto out = buf(0, dtypes::float32, R * C), sums = buf(1, dtypes::float32, R),

@@ -109,10 +109,12 @@ bool matvec(const UOpPtr& k, const RendererCaps& caps, const TryApply& try_apply
   return false;
 }
 
-// A matrix-vector product on a CPU: some load depends on no output axis (the vector), and
-// every other one reads the last reduce axis contiguously (the matrix rows), not at all (a
-// quantized row's block scales) or, for a buffer of bytes, through a division or remainder of
-// it (the bit fields of a quantized row: Q4_0's element i is a nibble of byte i % 16).
+// A matrix-vector product on a CPU: some load depends on no output axis but on the last reduce
+// axis (the vector), and every other one reads the last reduce axis contiguously (the matrix
+// rows), not at all (a quantized row's block scales) or, for a buffer of bytes, through a
+// division or remainder of it (the bit fields of a quantized row: Q4_0's element i is a nibble
+// of byte i % 16). A load that depends on no output axis and not on the last reduce axis is no
+// vector (a convolution's input channel bias, added before the product): it is skipped.
 // Upcasting rows there buys nothing (the vector stays in L1) and cuts each row into short
 // strided pieces; the reduce is unrolled wide instead, into vector accumulators.
 bool cpu_matvec(const UOpPtr& k) {
@@ -135,7 +137,7 @@ bool cpu_matvec(const UOpPtr& k) {
     bool per_output = false;
     for (const auto& r : out) per_output |= stride(b, r.get()) != 0;
     if (!per_output) {
-      vector = true;
+      vector |= stride(b, last) != 0;
       continue;
     }
     const int64_t s = stride(b, last);
