@@ -410,6 +410,53 @@ TEST_SUITE("codegen.opt") {
         });
   }
 
+  TEST_CASE("a 3x3 convolution on the CPU: a register tile of channels x two rows x a row") {
+    // out[b, co, y, x] = sum_{ci, ky, kx} in[b, ci, y + ky, x + kx] * w[co, ci, ky, kx]: co (a
+    // weight broadcast per lane group), two neighbouring ys and the whole row x (8: one vector),
+    // ky unrolled so the two ys' shared input rows load once; 8 channels x 2 rows of one
+    // register each with 16-lane registers, 4 with 8-lane ones.
+    const int64_t B = 2, CO = 8, CI = 4, H = 8, W = 8, HP = H + 2, WP = W + 2;
+    auto out = buf(0, dtypes::float32, B * CO * H * W),
+         in = buf(1, dtypes::float32, B * CI * HP * WP), w = buf(2, dtypes::float32, CO * CI * 9);
+    auto b = rng(B, 0), co = rng(CO, 1), y = rng(H, 2), x = rng(W, 3),
+         ci = rng(CI, 4, AxisType::Reduce), ky = rng(3, 5, AxisType::Reduce),
+         kx = rng(3, 6, AxisType::Reduce);
+    auto prod = ld(in, b * (CI * HP * WP) + ci * (HP * WP) + (y + ky) * WP + x + kx) *
+                ld(w, co * (CI * 9) + ci * 9 + ky * 3 + kx);
+    auto ast = UOp::sink({st(out, b * (CO * H * W) + co * (H * W) + y * W + x,
+                             reduce(Ops::ADD, prod, {ci, ky, kx}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(1, 0), upcast(1, 2), upcast(2, 0), unroll(1, 0)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)});
+    }
+    auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
+    run_all(
+        ast, {upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(B * CO * H * W), HostBuf::of(iv),
+                                      HostBuf::of(wv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t n = 0; n < B; ++n)
+            for (int64_t c = 0; c < CO; ++c)
+              for (int64_t yy = 0; yy < H; ++yy)
+                for (int64_t xx = 0; xx < W; ++xx) {
+                  float ref = 0;
+                  for (int64_t i = 0; i < CI; ++i)
+                    for (int64_t a = 0; a < 3; ++a)
+                      for (int64_t t = 0; t < 3; ++t)
+                        ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
+                               wv[c * CI * 9 + i * 9 + a * 3 + t];
+                  REQUIRE(o[((n * CO + c) * H + yy) * W + xx] == ref);
+                }
+        });
+  }
+
   TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
     // out[co, x] = sum_{ci, kx} (in[ci, x + kx] + bias[ci]) * w[co, ci, kx]: the bias depends
     // on no output axis, as a matvec's vector does, but not on the last reduce axis either; the
