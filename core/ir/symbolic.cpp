@@ -15,8 +15,10 @@
 #include "tg/ir/symbolic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -87,27 +89,50 @@ struct Linear {
   DType dtype;
   std::vector<std::pair<UOpPtr, int64_t>> terms;
   int64_t k = 0;
-  std::unordered_map<const UOp*, size_t> index; // node -> position in terms
+  // node -> position in terms, kept only for sums of more than kScan terms (a short sum is
+  // searched linearly, which allocates nothing).
+  static constexpr size_t kScan = 16;
+  std::unordered_map<const UOp*, size_t> index;
 
   explicit Linear(DType d) : dtype(d) {}
   void add_term(const UOpPtr& u, i128 coef) {
-    auto [it, fresh] = index.try_emplace(u.get(), terms.size());
-    if (fresh)
-      terms.emplace_back(u, wrap_to(coef, dtype));
-    else
-      terms[it->second].second = wrap_to(i128{terms[it->second].second} + coef, dtype);
+    if (size_t i = find(u.get()); i != terms.size()) {
+      terms[i].second = wrap_to(i128{terms[i].second} + coef, dtype);
+      return;
+    }
+    if (!index.empty()) index.emplace(u.get(), terms.size());
+    terms.emplace_back(u, wrap_to(coef, dtype));
+    if (terms.size() == kScan + 1) reindex();
   }
   void add_const(i128 v) { k = wrap_to(i128{k} + v, dtype); }
   // Removes zero terms (and any in `drop`), keeping the order.
   void compact(const std::vector<bool>& drop = {}) {
-    std::vector<std::pair<UOpPtr, int64_t>> kept;
+    size_t out = 0;
     for (size_t i = 0; i < terms.size(); ++i)
-      if (terms[i].second != 0 && (drop.empty() || !drop[i])) kept.push_back(std::move(terms[i]));
-    terms = std::move(kept);
-    index.clear();
-    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+      if (terms[i].second != 0 && (drop.empty() || !drop[i])) {
+        if (out != i) terms[out] = std::move(terms[i]);
+        ++out;
+      }
+    terms.resize(out);
+    reindex();
   }
   void drop_zeros() { compact(); }
+
+private:
+  size_t find(const UOp* u) const {
+    if (index.empty()) {
+      for (size_t i = 0; i < terms.size(); ++i)
+        if (terms[i].first.get() == u) return i;
+      return terms.size();
+    }
+    auto it = index.find(u);
+    return it == index.end() ? terms.size() : it->second;
+  }
+  void reindex() {
+    index.clear();
+    if (terms.size() <= kScan) return;
+    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+  }
 };
 
 // Sums beyond this many nodes are left as they are: canonicalizing every prefix of a chain of
@@ -259,10 +284,65 @@ bool merge_divmod(Linear& lin) {
   return true;
 }
 
+// The int64 value of a CONST of dtype `d` that cst(d, value) would build (the same node),
+// or nullopt.
+std::optional<int64_t> canonical_const(const UOp& c, DType d) {
+  if (c.op != CONST || c.dtype != d || !c.src.empty()) return std::nullopt;
+  const auto* v = std::get_if<int64_t>(&c.arg);
+  if (v == nullptr || wrap_to(*v, d) != *v) return std::nullopt;
+  return *v;
+}
+
+// Whether `root` is already build()'s output for its own linear form, so canonical_sum would
+// leave it: a left-nested chain of distinct terms `atom` or `atom*c` (c not 0 or 1), then a
+// nonzero constant, all of root's dtype, where no atom is a sum, a product by a constant or a
+// constant, and merge_divmod finds nothing to merge. Decided without building a node; false
+// also for forms it does not try to recognise (canonical_sum then builds and compares).
+bool already_canonical(const UOp& root) {
+  const DType dt = root.dtype;
+  const UOp* u = &root;
+  if (u->op == ADD) {
+    if (auto k = canonical_const(*u->src[1], dt)) {
+      if (*k == 0) return false;
+      u = u->src[0].get();
+    }
+  }
+  std::array<const UOp*, 16> atoms;
+  size_t n = 0, divs = 0, mods = 0;
+  for (bool last = false; !last;) {
+    const UOp* t = u;
+    if (u->op == ADD && u->dtype == dt) {
+      t = u->src[1].get();
+      u = u->src[0].get();
+    } else {
+      last = true;
+    }
+    if (t->dtype != dt) return false;
+    const UOp* atom = t;
+    if (t->op == MUL && t->src[1]->is_const()) {
+      auto c = canonical_const(*t->src[1], dt);
+      if (!c || *c == 0 || *c == 1) return false;
+      atom = t->src[0].get();
+    }
+    if (atom->dtype != dt || atom->op == ADD || atom->op == SUB || atom->op == NEG ||
+        atom->op == CONST)
+      return false;
+    if (atom->op == MUL && (atom->src[0]->is_const() || atom->src[1]->is_const())) return false;
+    divs += atom->op == IDIV;
+    mods += atom->op == MOD;
+    if (n == atoms.size()) return false;
+    for (size_t i = 0; i < n; ++i)
+      if (atoms[i] == atom) return false;
+    atoms[n++] = atom;
+  }
+  // merge_divmod pairs an IDIV with a MOD, or groups IDIVs by divisor.
+  return divs == 0 || (divs == 1 && mods == 0);
+}
+
 // ADD/SUB/NEG/MUL-by-constant on integers -> the canonical linear form.
 // Signed only: on unsigned types x-y would become x+y*4294967295, correct but unreadable.
 UOpPtr canonical_sum(const UOpPtr& root) {
-  if (!is_sint(root->dtype)) return nullptr;
+  if (!is_sint(root->dtype) || already_canonical(*root)) return nullptr;
   Linear lin(root->dtype);
   if (!linearize(root, 1, lin)) return nullptr;
   lin.drop_zeros();
