@@ -46,8 +46,54 @@ bool range_exact(DType d) {
 }
 bool is_signed_scalar(ScalarType s) { return DType(s).is_int() && !DType(s).is_unsigned(); }
 
-i128 dmin(DType d) { return as_int(dtype_min(d.scalar())); }
-i128 dmax(DType d) { return as_int(dtype_max(d.scalar())); }
+// dtype_min and dtype_max as integers, with the integer types inline (every rule asks).
+i128 dmin(DType d) {
+  if (!d.is_ptr) switch (d.scalar_type) {
+    case ScalarType::Bool:
+    case ScalarType::UInt8:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64:
+      return 0;
+    case ScalarType::Int8:
+      return INT8_MIN;
+    case ScalarType::Int16:
+      return INT16_MIN;
+    case ScalarType::Int32:
+      return INT32_MIN;
+    case ScalarType::Int64:
+    case ScalarType::Index:
+      return std::numeric_limits<int64_t>::min();
+    default:
+      break;
+    }
+  return as_int(dtype_min(d.scalar()));
+}
+i128 dmax(DType d) {
+  if (!d.is_ptr) switch (d.scalar_type) {
+    case ScalarType::Bool:
+      return 1;
+    case ScalarType::Int8:
+      return INT8_MAX;
+    case ScalarType::UInt8:
+      return UINT8_MAX;
+    case ScalarType::Int16:
+      return INT16_MAX;
+    case ScalarType::UInt16:
+      return UINT16_MAX;
+    case ScalarType::Int32:
+      return INT32_MAX;
+    case ScalarType::UInt32:
+      return UINT32_MAX;
+    case ScalarType::Int64:
+    case ScalarType::UInt64: // capped, as dtype_max says
+    case ScalarType::Index:
+      return std::numeric_limits<int64_t>::max();
+    default:
+      break;
+    }
+  return as_int(dtype_max(d.scalar()));
+}
 bool fits(i128 v, DType d) { return v >= dmin(d) && v <= dmax(d); }
 // A node of a signed type whose range is narrower than the dtype's did not wrap (minmax.cpp).
 bool no_wrap(const UOp& u) { return !(u.ivmin() == dmin(u.dtype) && u.ivmax() == dmax(u.dtype)); }
@@ -55,9 +101,31 @@ bool excludes_zero(const UOp& u) {
   return range_exact(u.dtype) && (u.ivmin() > 0 || u.ivmax() < 0);
 }
 
-// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it).
+// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it):
+// cast_const's result, with the integer types inline.
 int64_t wrap_to(i128 v, DType d) {
-  return as_int(cast_const(static_cast<int64_t>(static_cast<uint64_t>(v)), d.scalar()));
+  const auto u = static_cast<uint64_t>(v);
+  if (!d.is_ptr) switch (d.scalar_type) {
+    case ScalarType::Int8:
+      return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case ScalarType::UInt8:
+      return static_cast<uint8_t>(u);
+    case ScalarType::Int16:
+      return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case ScalarType::UInt16:
+      return static_cast<uint16_t>(u);
+    case ScalarType::Int32:
+      return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case ScalarType::UInt32:
+      return static_cast<uint32_t>(u);
+    case ScalarType::Int64:
+    case ScalarType::UInt64:
+    case ScalarType::Index:
+      return static_cast<int64_t>(u);
+    default:
+      break;
+    }
+  return as_int(cast_const(static_cast<int64_t>(u), d.scalar()));
 }
 
 i128 floordiv(i128 a, i128 b) {
@@ -78,7 +146,11 @@ int64_t ival(const UOpPtr& c) { return as_int(c->const_value()); }
 
 // ---- node builders (dtype of the first source) --------------------------------------------
 
-UOpPtr cst(DType d, i128 v) { return UOp::const_(d, wrap_to(v, d)); }
+// UOp::const_(d, wrapped v); a scalar integer's wrapped value is already its CONST arg.
+UOpPtr cst(DType d, i128 v) {
+  if (scalar_int(d)) return UOp::make(CONST, d, {}, Arg(wrap_to(v, d)));
+  return UOp::const_(d, wrap_to(v, d));
+}
 UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) { return UOp::make(op, a->dtype, {a, b}); }
 UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
 
