@@ -26,6 +26,8 @@
 #include "tg/ir/exec_alu.hpp"
 #include "tg/ir/rewrite.hpp"
 
+#include "minmax.hpp"
+
 namespace tg {
 namespace {
 
@@ -46,54 +48,8 @@ bool range_exact(DType d) {
 }
 bool is_signed_scalar(ScalarType s) { return DType(s).is_int() && !DType(s).is_unsigned(); }
 
-// dtype_min and dtype_max as integers, with the integer types inline (every rule asks).
-i128 dmin(DType d) {
-  if (!d.is_ptr) switch (d.scalar_type) {
-    case ScalarType::Bool:
-    case ScalarType::UInt8:
-    case ScalarType::UInt16:
-    case ScalarType::UInt32:
-    case ScalarType::UInt64:
-      return 0;
-    case ScalarType::Int8:
-      return INT8_MIN;
-    case ScalarType::Int16:
-      return INT16_MIN;
-    case ScalarType::Int32:
-      return INT32_MIN;
-    case ScalarType::Int64:
-    case ScalarType::Index:
-      return std::numeric_limits<int64_t>::min();
-    default:
-      break;
-    }
-  return as_int(dtype_min(d.scalar()));
-}
-i128 dmax(DType d) {
-  if (!d.is_ptr) switch (d.scalar_type) {
-    case ScalarType::Bool:
-      return 1;
-    case ScalarType::Int8:
-      return INT8_MAX;
-    case ScalarType::UInt8:
-      return UINT8_MAX;
-    case ScalarType::Int16:
-      return INT16_MAX;
-    case ScalarType::UInt16:
-      return UINT16_MAX;
-    case ScalarType::Int32:
-      return INT32_MAX;
-    case ScalarType::UInt32:
-      return UINT32_MAX;
-    case ScalarType::Int64:
-    case ScalarType::UInt64: // capped, as dtype_max says
-    case ScalarType::Index:
-      return std::numeric_limits<int64_t>::max();
-    default:
-      break;
-    }
-  return as_int(dtype_max(d.scalar()));
-}
+i128 dmin(DType d) { return int_dtype_min(d); }
+i128 dmax(DType d) { return int_dtype_max(d); }
 bool fits(i128 v, DType d) { return v >= dmin(d) && v <= dmax(d); }
 // A node of a signed type whose range is narrower than the dtype's did not wrap (minmax.cpp).
 bool no_wrap(const UOp& u) { return !(u.ivmin() == dmin(u.dtype) && u.ivmax() == dmax(u.dtype)); }
