@@ -372,28 +372,31 @@ void PatternMatcher::index_rules() {
 namespace {
 // The Captures of one rewrite attempt, reused per thread and nesting level (a rule may run a
 // graph_rewrite of its own), so that matching allocates nothing once a thread has warmed up.
+struct CapturesPool {
+  std::vector<std::unique_ptr<Captures>> levels;
+  size_t depth = 0;
+};
+thread_local CapturesPool t_captures; // internal linkage: one TLS lookup per use
+
 class PooledCaptures {
 public:
-  PooledCaptures() {
-    if (depth_ == pool_.size()) pool_.push_back(std::make_unique<Captures>());
-    caps_ = pool_[depth_++].get();
+  PooledCaptures() : pool_(t_captures) {
+    if (pool_.depth == pool_.levels.size()) pool_.levels.push_back(std::make_unique<Captures>());
+    caps_ = pool_.levels[pool_.depth++].get();
   }
   ~PooledCaptures() {
     caps_->entries.clear(); // a throwing callback leaves its captures behind
     caps_->root_ = nullptr;
-    --depth_;
+    --pool_.depth;
   }
   PooledCaptures(const PooledCaptures&) = delete;
   PooledCaptures& operator=(const PooledCaptures&) = delete;
   Captures& get() { return *caps_; }
 
 private:
+  CapturesPool& pool_;
   Captures* caps_;
-  static thread_local std::vector<std::unique_ptr<Captures>> pool_;
-  static thread_local size_t depth_;
 };
-thread_local std::vector<std::unique_ptr<Captures>> PooledCaptures::pool_;
-thread_local size_t PooledCaptures::depth_ = 0;
 } // namespace
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,

@@ -1,7 +1,7 @@
 // UOp interning and lifetime.
 //
 // The node table is sharded by hash, each shard a multimap from hash to node under its own
-// mutex, so that parallel compile threads rarely contend. A node whose count drops to zero
+// spin lock, so that parallel compile threads rarely contend. A node whose count drops to zero
 // is removed from the table by the thread that dropped it; a concurrent lookup that finds it
 // first sees a zero count (try_retain fails), replaces the table entry with a fresh node, and
 // the dying node then finds no entry of its own to remove. Destruction is iterative: freeing
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <thread>
 
 #include "minmax.hpp"
 #include "tg/error.hpp"
@@ -60,6 +61,34 @@ void strip_bindings(Arg& arg) {
   }
 }
 
+// A shard's lock. It is held for a few probes at a time, so a waiting thread spins briefly,
+// then yields (BEAM compiles candidates on several threads); uncontended it is one atomic
+// exchange and one store, cheaper than a mutex.
+class SpinLock {
+public:
+  void lock() noexcept {
+    for (int spins = 0; flag_.exchange(true, std::memory_order_acquire);)
+      while (flag_.load(std::memory_order_relaxed))
+        if (++spins > 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+private:
+  std::atomic<bool> flag_{false};
+};
+
+// Nodes this thread is freeing; see UOpTable::destroy.
+struct Worklist {
+  std::vector<const UOp*> pending;
+  bool draining = false;
+  ~Worklist();
+};
+thread_local Worklist t_worklist;
+// Set when this thread's worklist has been destroyed; trivially destructible, so it stays
+// readable until the thread ends.
+thread_local bool t_worklist_gone = false;
+Worklist::~Worklist() { t_worklist_gone = true; }
+
 } // namespace
 
 struct UOpTable {
@@ -67,7 +96,7 @@ struct UOpTable {
   // (UOp::next_in_table_), so interning allocates nothing but the node.
   static constexpr size_t kShards = 64;
   struct Shard {
-    std::mutex mu;
+    SpinLock mu;
     std::vector<UOp*> buckets = std::vector<UOp*>(1024, nullptr);
     size_t count = 0;
 
@@ -168,17 +197,12 @@ struct UOpTable {
 
   // Frees `u` and, through a worklist, every source whose last reference it held.
   static void destroy(const UOp* u) {
-    struct Worklist {
-      std::vector<const UOp*> pending;
-      bool draining = false;
-      ~Worklist() { g_worklist_gone = true; }
-    };
-    thread_local Worklist wl;
-    if (g_worklist_gone) { // thread or process exit (a static holding nodes): free recursively
+    if (t_worklist_gone) { // thread or process exit (a static holding nodes): free recursively
       unlink(u);
       delete u;
       return;
     }
+    Worklist& wl = t_worklist;
     wl.pending.push_back(u);
     if (wl.draining) return; // an outer call on this thread is draining the worklist
     wl.draining = true;
@@ -190,12 +214,7 @@ struct UOpTable {
     }
     wl.draining = false;
   }
-  // Set when this thread's worklist has been destroyed; trivially destructible, so it stays
-  // readable until the thread ends.
-  static thread_local bool g_worklist_gone;
 };
-
-thread_local bool UOpTable::g_worklist_gone = false;
 
 UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, size_t hash)
     : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash_(hash),
