@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "tg/ir/exec_alu.hpp"
 #include "tg/ir/rewrite.hpp"
 
@@ -112,10 +114,13 @@ UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
 
 // ---- linear form --------------------------------------------------------------------------
 
+// coef*node terms; most sums have a few, kept inline.
+using Terms = boost::container::small_vector<std::pair<UOpPtr, int64_t>, 8>;
+
 // A sum of terms coef*node plus a constant, coefficients wrapped to the dtype.
 struct Linear {
   DType dtype;
-  std::vector<std::pair<UOpPtr, int64_t>> terms;
+  Terms terms;
   int64_t k = 0;
   // node -> position in terms, kept only for sums of more than kScan terms (a short sum is
   // searched linearly, which allocates nothing).
@@ -170,7 +175,7 @@ constexpr size_t kMaxLinearNodes = 512;
 // Adds scale*u to `lin`, flattening ADD, SUB, NEG and MUL by a constant (iteratively, left
 // to right). False when the sum is too large to canonicalize.
 bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
-  std::vector<std::pair<const UOp*, i128>> stack{{root.get(), scale}};
+  boost::container::small_vector<std::pair<const UOp*, i128>, 32> stack{{root.get(), scale}};
   size_t visited = 0;
   while (!stack.empty()) {
     auto [u, s] = stack.back();
@@ -224,7 +229,7 @@ Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num
 }
 
 // Exact bounds of sum(coef*term) over the terms (i128, no wrap).
-std::pair<i128, i128> terms_range(const std::vector<std::pair<UOpPtr, int64_t>>& terms) {
+std::pair<i128, i128> terms_range(const Terms& terms) {
   i128 lo = 0, hi = 0;
   for (const auto& [n, c] : terms) {
     const i128 a = i128{c} * n->ivmin(), b = i128{c} * n->ivmax();
@@ -746,7 +751,7 @@ UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
   if (g > 1) return lt(build(scaled(lin, 1, g)), cst(dt, ceildiv(cp, g)));
   // Terms with coefficient 1 whose sum stays in [0, d), where d divides cp and every other
   // coefficient: d*M + P < d*K <=> M < K.
-  std::vector<std::pair<UOpPtr, int64_t>> small, rest;
+  Terms small, rest;
   for (const auto& t : lin.terms) (t.second == 1 ? small : rest).push_back(t);
   if (!rest.empty() && !small.empty()) {
     i128 d = cp;
