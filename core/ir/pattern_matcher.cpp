@@ -140,9 +140,9 @@ bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont) {
     auto it = std::find_if(caps.entries.begin(), caps.entries.end(),
                            [&](const Captures::Entry& e) { return e.name == d.name; });
     if (it != caps.entries.end()) {
-      if (it->node != n) return false; // the same name must capture the same node
+      if (it->node() != n) return false; // the same name must capture the same node
     } else {
-      caps.entries.push_back({d.name, n});
+      caps.entries.push_back({d.name, &n});
     }
   }
   bool found = match_src(d, n, caps, cont);
@@ -252,9 +252,14 @@ UPat operator%(const UPat& a, double c) { return a % UPat::const_(c); }
 
 // ---- Captures ----
 
+const UOpPtr& Captures::root() const {
+  static const UOpPtr none;
+  return root_ != nullptr ? *root_ : none;
+}
+
 const UOpPtr& Captures::operator[](std::string_view name) const {
   for (const Entry& e : entries)
-    if (e.name == name) return e.node;
+    if (e.name == name) return e.node();
   std::string have;
   for (const Entry& e : entries) have += (have.empty() ? "" : ", ") + std::string(e.name);
   throw Error("pattern rule asked for capture '" + std::string(name) +
@@ -403,7 +408,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
                                const Rule** which) const {
   PooledCaptures pooled;
   Captures& caps = pooled.get();
-  caps.root_ = node;
+  caps.root_ = &node;
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;
   const bool tracking = track_match_stats() > 0;
