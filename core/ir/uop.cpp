@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include <boost/container/small_vector.hpp>
+
 #include "minmax.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/shape.hpp"
@@ -77,17 +79,11 @@ private:
   std::atomic<bool> flag_{false};
 };
 
-// Nodes this thread is freeing; see UOpTable::destroy.
-struct Worklist {
-  std::vector<const UOp*> pending;
-  bool draining = false;
-  ~Worklist();
-};
-thread_local Worklist t_worklist;
-// Set when this thread's worklist has been destroyed; trivially destructible, so it stays
-// readable until the thread ends.
-thread_local bool t_worklist_gone = false;
-Worklist::~Worklist() { t_worklist_gone = true; }
+// The nodes waiting to be freed by the outermost UOpTable::destroy running on this thread (it
+// lives on that call's stack), or null when none runs. Trivially destructible, so it is
+// readable at any point of thread or process exit.
+using Pending = boost::container::small_vector<const UOp*, 32>;
+thread_local Pending* t_pending = nullptr;
 
 } // namespace
 
@@ -195,24 +191,22 @@ struct UOpTable {
     sh.unlink(u);
   }
 
-  // Frees `u` and, through a worklist, every source whose last reference it held.
+  // Frees `u` and, through a worklist, every source whose last reference it held: a free
+  // inside this loop (a source released by `delete`) only queues its node.
   static void destroy(const UOp* u) {
-    if (t_worklist_gone) { // thread or process exit (a static holding nodes): free recursively
-      unlink(u);
-      delete u;
+    if (Pending* outer = t_pending) {
+      outer->push_back(u);
       return;
     }
-    Worklist& wl = t_worklist;
-    wl.pending.push_back(u);
-    if (wl.draining) return; // an outer call on this thread is draining the worklist
-    wl.draining = true;
-    while (!wl.pending.empty()) {
-      const UOp* n = wl.pending.back();
-      wl.pending.pop_back();
+    Pending pending{u};
+    t_pending = &pending;
+    while (!pending.empty()) {
+      const UOp* n = pending.back();
+      pending.pop_back();
       unlink(n);
       delete n; // releasing its sources may push them onto `pending`
     }
-    wl.draining = false;
+    t_pending = nullptr;
   }
 };
 
