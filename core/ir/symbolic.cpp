@@ -241,25 +241,32 @@ std::pair<i128, i128> terms_range(const Terms& terms) {
 // x%c*a + (x//c)*(a*c) -> x*a (C's identity (x/c)*c + x%c == x, also under wrap-around), and
 // the unrolled-arange identity sum_{j<d} (x+j)//d == x for x >= 0 (Hermite's identity).
 // Returns false when a sum grew too large to canonicalize.
+// The position of the term IDIV(m's sources) (of m's dtype) in `lin`, or lin.terms.size().
+size_t div_twin(const Linear& lin, const UOp& m) {
+  for (size_t j = 0; j < lin.terms.size(); ++j) {
+    const UOp& t = *lin.terms[j].first;
+    if (t.op == IDIV && t.dtype == m.dtype && t.src.size() == 2 && t.src[0] == m.src[0] &&
+        t.src[1] == m.src[1] && std::holds_alternative<std::monostate>(t.arg))
+      return j;
+  }
+  return lin.terms.size();
+}
+
 bool merge_divmod(Linear& lin) {
   for (bool again = true; again;) {
     again = false;
-    std::unordered_map<const UOp*, size_t> divs; // IDIV node -> term position
-    for (size_t i = 0; i < lin.terms.size(); ++i)
-      if (lin.terms[i].first->op == IDIV) divs.emplace(lin.terms[i].first.get(), i);
-    if (divs.empty()) return true;
+    const auto is_div = [](const auto& t) { return t.first->op == IDIV; };
+    if (std::none_of(lin.terms.begin(), lin.terms.end(), is_div)) return true;
     for (size_t i = 0; i < lin.terms.size() && !again; ++i) {
       const UOpPtr m = lin.terms[i].first;
       if (m->op != MOD || !m->src[1]->is_const() || ival(m->src[1]) == 0) continue;
       const int64_t a = lin.terms[i].second;
-      // The IDIV twin of this MOD, if the sum holds it, is interned: look it up by identity.
-      UOpPtr twin = UOp::make(IDIV, m->dtype, {m->src[0], m->src[1]});
-      auto it = divs.find(twin.get());
-      if (it == divs.end() ||
-          lin.terms[it->second].second != wrap_to(i128{a} * ival(m->src[1]), lin.dtype))
+      const size_t twin = div_twin(lin, *m);
+      if (twin == lin.terms.size() ||
+          lin.terms[twin].second != wrap_to(i128{a} * ival(m->src[1]), lin.dtype))
         continue;
       std::vector<bool> drop(lin.terms.size(), false);
-      drop[i] = drop[it->second] = true;
+      drop[i] = drop[twin] = true;
       lin.compact(drop);
       if (!linearize(m->src[0], a, lin)) return false;
       lin.drop_zeros();
@@ -268,7 +275,11 @@ bool merge_divmod(Linear& lin) {
   }
   if (!is_sint(lin.dtype)) return true;
   // Hermite: IDIV terms grouped by (divisor, coefficient); a group of d terms (b+j)//d with
-  // j = 0..d-1 over one b >= 0 is b.
+  // j = 0..d-1 over one b >= 0 is b. A group needs at least two terms.
+  const auto const_div = [](const auto& t) {
+    return t.first->op == IDIV && t.first->src[1]->is_const();
+  };
+  if (std::count_if(lin.terms.begin(), lin.terms.end(), const_div) < 2) return true;
   for (bool again = true; again;) {
     again = false;
     std::unordered_map<const UOp*, std::vector<size_t>> groups; // divisor node -> terms
