@@ -406,13 +406,15 @@ private:
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
                                const Rule** which) const {
+  const std::vector<uint32_t>& candidates = by_op_[static_cast<size_t>(node->op)];
+  if (candidates.empty()) return nullptr;
   PooledCaptures pooled;
   Captures& caps = pooled.get();
   caps.root_ = &node;
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;
   const bool tracking = track_match_stats() > 0;
-  for (uint32_t idx : by_op_[static_cast<size_t>(node->op)]) {
+  for (uint32_t idx : candidates) {
     const Rule& rule = rules_[idx];
     UOpPtr result;
     auto on_match = [&](Captures& c) {
