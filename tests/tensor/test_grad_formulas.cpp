@@ -75,9 +75,9 @@ TEST_SUITE("tensor.grad_formulas") {
     Tensor s = Tensor::full({}, 0.5f);
     CHECK(s.softmax(0).item<float>() == 1);
     CHECK(s.softmax(-1).sum().gradient({s})[0].item<float>() == 0);
-    CHECK(gradcheck([](const Xs& x) { return x[0].softmax(0).exp(); }, {{3, 4}}));
-    CHECK(gradcheck([](const Xs& x) { return x[0].softmax(-1).exp(); }, {{3, 4}}));
-    CHECK(gradcheck([](const Xs& x) { return x[0].softmin(1).square(); }, {{2, 5}}));
+    CHECK(gradcheck([](const Xs& v) { return v[0].softmax(0).exp(); }, {{3, 4}}));
+    CHECK(gradcheck([](const Xs& v) { return v[0].softmax(-1).exp(); }, {{3, 4}}));
+    CHECK(gradcheck([](const Xs& v) { return v[0].softmin(1).square(); }, {{2, 5}}));
   }
 
   TEST_CASE("sign and copysign: zero gradients are gradients, not errors") {
