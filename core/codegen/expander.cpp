@@ -236,10 +236,34 @@ private:
     return groups;
   }
 
-  // The unrolled lanes of the reduced vector `v` combined with `op` pairwise (log2 depth).
+  // The unrolled lanes of the reduced vector `v` combined with `op` pairwise (log2 depth):
+  // group 2i with group 2i+1, then the sums the same way, the last group of an odd count
+  // carried to the next level. While the count is even, a level is one op on two vectors (the
+  // even groups' lanes and the odd groups'), so a 32-lane accumulator is summed in five vector
+  // ops and shuffles instead of 31 scalar adds; the pairs, and so the result, are the same.
   UOpPtr contract(const UOpPtr& v, const Axes& a, const Axes& unroll, const Axes& full, Ops op) {
+    auto groups = unroll_groups(a, unroll, full);
+    UOpPtr cur = v;
+    while (groups.size() > 1 && groups.size() % 2 == 0) {
+      std::vector<int64_t> even, odd;
+      for (size_t i = 0; i < groups.size(); i += 2) {
+        even.insert(even.end(), groups[i].begin(), groups[i].end());
+        odd.insert(odd.end(), groups[i + 1].begin(), groups[i + 1].end());
+      }
+      // GEPs of `cur` itself: take_lanes would push them through the previous level's op and
+      // undo its vectorization.
+      auto gep = [&](const std::vector<int64_t>& lanes) {
+        return UOp::make(Ops::GEP, vdt(cur->dtype, static_cast<int64_t>(lanes.size())), {cur},
+                         Shape(lanes));
+      };
+      cur = gep(even)->alu(op, {gep(odd)});
+      const size_t per = groups[0].size();
+      groups.resize(groups.size() / 2);
+      for (size_t i = 0; i < groups.size(); ++i)
+        for (size_t l = 0; l < per; ++l) groups[i][l] = static_cast<int64_t>(i * per + l);
+    }
     std::vector<UOpPtr> parts;
-    for (const auto& g : unroll_groups(a, unroll, full)) parts.push_back(take_lanes(v, g));
+    for (const auto& g : groups) parts.push_back(take_lanes(cur, g));
     while (parts.size() > 1) {
       std::vector<UOpPtr> next;
       for (size_t i = 0; i + 1 < parts.size(); i += 2)

@@ -363,6 +363,51 @@ TEST_SUITE("codegen.opt") {
         });
   }
 
+  TEST_CASE("an unrolled reduce's vector accumulator is summed pairwise by vector ops") {
+    // out[j] = sum_k x[k] * w[j, k], k unrolled by 32 into a vector accumulator: after the loop
+    // lane l holds the sum over k = l (mod 32) in order, and the 32 lanes are added pairwise
+    // (0+1, 2+3, ..., then the sums the same way), as even and odd lanes of one vector per
+    // level rather than lane by lane. Fractional values pin that order exactly through the
+    // first renderer (LLVM IR, which contracts nothing into FMAs); every configuration is close.
+    const int64_t J = 8, K = 128;
+    auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
+         w = buf(2, dtypes::float32, J * K);
+    auto j = rng(J, 0), k = rng(K, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, j, reduce(Ops::ADD, ld(x, k) * ld(w, j * K + k), {k}))});
+    std::vector<float> xv(K), wv(J * K);
+    for (size_t n = 0; n < xv.size(); ++n) xv[n] = 1.0f / static_cast<float>(n + 3);
+    for (size_t n = 0; n < wv.size(); ++n) wv[n] = static_cast<float>((n * 37 + 11) % 19) / 7.0f;
+    std::vector<float> pairwise(J);
+    for (int64_t r = 0; r < J; ++r) {
+      std::vector<float> lanes(32, 0.0f);
+      for (int64_t t = 0; t < K; ++t) lanes[t % 32] += xv[t] * wv[r * K + t];
+      for (size_t n = 32; n > 1; n /= 2)
+        for (size_t l = 0; l < n / 2; ++l) lanes[l] = lanes[2 * l] + lanes[2 * l + 1];
+      pairwise[r] = lanes[0];
+    }
+    auto make = [&] {
+      return std::vector<HostBuf>{HostBuf::zeros<float>(J), HostBuf::of(xv), HostBuf::of(wv)};
+    };
+    run_all(ast, {unroll(0, 32)}, make, [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (int64_t r = 0; r < J; ++r) CHECK(o[r] == doctest::Approx(pairwise[r]).epsilon(1e-5));
+    });
+    const LoweredKernel k32 = lower_kernel_with_opts(ast, target_caps(), {unroll(0, 32)});
+    auto bufs = make();
+    run_kernel(renderers().front(), k32, bufs);
+    auto o = bufs[0].as<float>();
+    for (int64_t r = 0; r < J; ++r) CHECK(o[r] == pairwise[r]);
+    // On the CPU (vector ALU), five levels after the loop, one float ADD each; a GPU dialect
+    // may split vector ops into lanes.
+    if (!on_cpu()) return;
+    size_t after_loop = 0, end_at = 0;
+    for (size_t n = 0; n < k32.uops.size(); ++n)
+      if (k32.uops[n]->op == Ops::END) end_at = n;
+    for (size_t n = end_at; n < k32.uops.size(); ++n)
+      after_loop += k32.uops[n]->op == Ops::ADD && k32.uops[n]->dtype.scalar() == dtypes::float32;
+    CHECK(after_loop == 5);
+  }
+
   TEST_CASE("sizes not divisible by 4: the heuristic leaves the kernel alone") {
     const int64_t R = 37, C = 53;
     auto out = buf(0, dtypes::float32, R * C), sums = buf(1, dtypes::float32, R),
