@@ -96,7 +96,7 @@ KernelEstimates CompiledRunner::launch_estimates(const std::vector<int64_t>& var
 }
 
 void CompiledRunner::count_launch(const std::vector<int64_t>& vars) const {
-  const KernelEstimates est = launch_estimates(vars);
+  const KernelEstimates est = debug_ >= 2 ? launch_estimates(vars) : KernelEstimates{};
   std::lock_guard lock(g_counters_mu);
   g_counters.kernel_count += 1;
   g_counters.ops += est.ops;
@@ -121,7 +121,7 @@ double CompiledRunner::run(const std::vector<DevicePtr>& buffers, const std::vec
     et = q.timestamp_seconds(t1) - q.timestamp_seconds(t0);
   }
 
-  const KernelEstimates est = launch_estimates(vars);
+  const KernelEstimates est = debug_ >= 2 ? launch_estimates(vars) : KernelEstimates{};
   LaunchCounters now;
   {
     std::lock_guard lock(g_counters_mu);

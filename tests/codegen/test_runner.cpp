@@ -168,6 +168,7 @@ TEST_SUITE("codegen.runner") {
     CompiledRunner runner(dev(), renderers().back(), k);
     DeviceBufs d({HostBuf::zeros<float>(32), HostBuf::zeros<float>(32), HostBuf::zeros<float>(8)});
     const int64_t before = launch_counters().kernel_count;
+    const double before_ops = launch_counters().ops, k_ops = estimate_kernel(k).ops;
     std::string out = capture([&](std::FILE* f) {
       runner.set_debug(2);
       runner.set_output(f);
@@ -177,6 +178,7 @@ TEST_SUITE("codegen.runner") {
     });
     CAPTURE(out);
     CHECK(launch_counters().kernel_count == before + 2);
+    CHECK(launch_counters().ops - before_ops == 2 * k_ops);
     // Without work groups the outer axis is gidx0; with them the inner one (tinygrad's order).
     const std::string dims = on_cpu() ? "4,8" : "8,4";
     const std::string name = test_device().name();
@@ -196,6 +198,12 @@ TEST_SUITE("codegen.runner") {
       runner.run(d.ptrs);
     });
     CHECK(quiet.empty());
+    // Nor are estimates made (a symbolic kernel's cost a walk of its list at every launch):
+    // the launch is counted, its work is not.
+    const LaunchCounters at1 = launch_counters();
+    runner.run(d.ptrs);
+    CHECK(launch_counters().kernel_count == at1.kernel_count + 1);
+    CHECK(launch_counters().ops == at1.ops);
   }
 
   TEST_CASE("time_to_str picks us, ms or s as tinygrad does") {
