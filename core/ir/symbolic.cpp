@@ -577,6 +577,37 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
       return bin(ADD, bin(MUL, bin(MOD, yn, cst(dt, c / gt)), cst(dt, gt)), cst(dt, r));
     }
   }
+  // x = g*y + s with g dividing c and some terms' coefficients (y those terms divided by g)
+  // and the other terms plus the constant, s, within [0, g): x%c -> g*(y%(c/g)) + s and
+  // x//c -> y//(c/g), so the lanes of an unrolled reduce stay outside the modulo:
+  // (8*a + u)%64 with 0 <= u < 8 -> 8*(a%8) + u, contiguous in u.
+  if (lin.terms.size() >= 2) {
+    std::vector<i128> candidates;
+    for (const auto& t : lin.terms) {
+      const i128 d = gcd128(c, abs128(t.second));
+      if (d > 1 && std::find(candidates.begin(), candidates.end(), d) == candidates.end())
+        candidates.push_back(d);
+    }
+    std::sort(candidates.begin(), candidates.end(), std::greater<>());
+    for (const i128 d : candidates) {
+      Linear y(dt), s(dt);
+      for (const auto& [t, f] : lin.terms) {
+        if (f % d == 0)
+          y.add_term(t, f / d);
+        else
+          s.add_term(t, f);
+      }
+      if (y.terms.empty() || s.terms.empty()) continue;
+      s.add_const(k);
+      auto [slo, shi] = terms_range(s.terms);
+      slo += s.k, shi += s.k;
+      if (slo < 0 || shi >= d) continue;
+      const UOpPtr yn = build(y), sn = build(s);
+      if (!is_mod) return c == d ? yn : bin(IDIV, yn, cst(dt, c / d));
+      if (c == d) return sn;
+      return bin(ADD, bin(MUL, bin(MOD, yn, cst(dt, c / d)), cst(dt, d)), sn);
+    }
+  }
   // One term that takes two values: the result is affine in it.
   if (lin.terms.size() == 1 && lin.terms[0].first->ivmax() - lin.terms[0].first->ivmin() == 1) {
     const UOpPtr& v = lin.terms[0].first;

@@ -443,6 +443,57 @@ TEST_SUITE("codegen.opt") {
         });
   }
 
+  TEST_CASE("a Q4_0 a @ b.T on the CPU: 8 tokens share each dequantized vector of 16 lanes") {
+    // out[t, j] = sum_{b, i} x[t, b * 32 + i] * (nibble(j, b, i) - 8) * scale(j, b): an LLM's
+    // prefill projection with its Q4_0 weight dequantized in the kernel (nibble i / 16 of byte
+    // 2 + i % 16 of the block's 18, the block's scale a float here). The weight operand is
+    // computed from loads and its byte index is not linear in i, yet once i is split by 16 both
+    // operands read those lanes contiguously: 8 tokens x 1 weight row x 16 lanes of i, so each
+    // dequantized vector feeds 8 vector accumulators.
+    const int64_t T = 16, J = 8, NB = 2;
+    auto out = buf(0, dtypes::float32, T * J), x = buf(1, dtypes::float32, T * NB * 32),
+         w = buf(2, dtypes::uint8, J * NB * 18), sc = buf(3, dtypes::float32, J * NB);
+    auto t = rng(T, 0), j = rng(J, 1), b = rng(NB, 2, AxisType::Reduce),
+         i = rng(32, 3, AxisType::Reduce);
+    auto byte = ld(w, j * (NB * 18) + b * 18 + 2 + i % 16);
+    auto nibble = byte->alu(Ops::SHR, {(i / 16 * 4)->cast(dtypes::uint8)})
+                      ->alu(Ops::AND, {UOp::const_(dtypes::uint8, 15)});
+    auto q = nibble->cast(dtypes::float32)->alu(Ops::SUB, {UOp::const_(dtypes::float32, 8.0)}) *
+             ld(sc, j * NB + b);
+    auto ast = UOp::sink(
+        {st(out, t * J + j, reduce(Ops::ADD, ld(x, t * (NB * 32) + b * 32 + i) * q, {b, i}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 8), unroll(1, 16)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 4), unroll(1, 16)});
+    }
+    auto xv = pattern(T * NB * 32, 5, 2), sv = pattern(J * NB, 3, 1);
+    std::vector<uint8_t> wv(J * NB * 18);
+    for (size_t n = 0; n < wv.size(); ++n) wv[n] = static_cast<uint8_t>((n * 37 + 11) % 256);
+    std::vector<float> ref(T * J);
+    for (int64_t r = 0; r < T; ++r)
+      for (int64_t c = 0; c < J; ++c)
+        for (int64_t blk = 0; blk < NB; ++blk)
+          for (int64_t e = 0; e < 32; ++e) {
+            const int v = (wv[c * NB * 18 + blk * 18 + 2 + e % 16] >> (e / 16 * 4)) & 15;
+            ref[r * J + c] +=
+                xv[r * NB * 32 + blk * 32 + e] * static_cast<float>(v - 8) * sv[c * NB + blk];
+          }
+    run_all(
+        ast, {upcast(0, 8), unroll(1, 16)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(T * J), HostBuf::of(xv),
+                                      HostBuf::of(wv), HostBuf::of(sv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t n = 0; n < T * J; ++n) REQUIRE(o[n] == doctest::Approx(ref[n]));
+        });
+  }
+
   TEST_CASE("a 3x3 convolution on the CPU: a register tile of channels x two rows x a row") {
     // out[b, co, y, x] = sum_{ci, ky, kx} in[b, ci, y + ky, x + kx] * w[co, ci, ky, kx]: co (a
     // weight broadcast per lane group), two neighbouring ys and the whole row x (8: one vector),

@@ -339,6 +339,11 @@ TEST_SUITE("ir.symbolic") {
         CASE((x * 32 + 1) % 64 + ((x * 32 + 1) / 64) * 64, "((x*32)+1)"),
         CASE((x * 4 + y * 8 + 3) % 16, "((((x+(y*2))%4)*4)+3)"),
         CASE((x * 4 + y * 8 + 3) / 16, "((y+(x//2))//2)"),
+        // So does a term whose range stays below that gcd: an unrolled lane, contiguous.
+        CASE((x * 8 + y) % 64, "(((x%8)*8)+y)"),
+        CASE((x * 8 + y) / 64, "(x//8)"),
+        CASE((big * 32 + x * 16 + y + 2) % 64, "((((((big*2)+x)%4)*16)+y)+2)"),
+        CASE((x * 8 + y + 5) % 64, "((((x*8)+y)+5)%64)"),
     });
   }
 

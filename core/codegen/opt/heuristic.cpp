@@ -156,95 +156,6 @@ const UOp* operand_index(const UOp* x) {
   return x->src[0].get();
 }
 
-// A matrix product on a CPU: one sum over the last reduce axis k of a[m, k] * b[k, n] (or
-// b[n, k]), stored contiguously along n, maybe through an elementwise epilogue (a bias, a
-// residual added, an activation: a transformer's output projections). The register tile is its
-// outputs m x n (ids of the two output axes) and how the reduce is read.
-struct CpuMatmul {
-  int64_t m_id = 0, n_id = 0;
-  bool b_along_n = false; // b contiguous along n (a @ b): rows of b are vectors
-  bool along_k = false;   // both operands contiguous along k (a @ b.T): k is the vector
-};
-
-std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
-  const UOp* red = nullptr;
-  const UOp* store = nullptr;
-  int reduces = 0, stores = 0;
-  for (const UOp* u : k->toposort()) {
-    if (u->op == Ops::REDUCE) red = u, ++reduces;
-    if (u->op == Ops::STORE) store = u, ++stores;
-  }
-  if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
-  const UOp* mul = red->src[0].get();
-  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
-  const auto reduce_axes = opt_axes(k, true);
-  if (reduce_axes.empty() || const_size(reduce_axes.back().get()) < 0) return {};
-  const UOp* kr = reduce_axes.back().get();
-  const UOp* ops[2] = {operand_index(mul->src[0].get()), operand_index(mul->src[1].get())};
-  if (ops[0] == nullptr || ops[1] == nullptr) return {};
-  const auto out = opt_axes(k, false);
-  for (int s = 0; s < 2; ++s) {
-    const UOp* a = ops[s];
-    const UOp* b = ops[1 - s];
-    if (stride(a, kr) == 0 || stride(b, kr) == 0) continue;
-    std::optional<CpuMatmul> mm;
-    const UOp *m_axis = nullptr, *n_axis = nullptr;
-    for (const auto& r : out) {
-      if (const_size(r.get()) < 0 || rarg(r.get()).type != AxisType::Global) continue;
-      const int64_t sa = stride(a, r.get()), sb = stride(b, r.get());
-      if (!n_axis && stride(store->src[0].get(), r.get()) == 1 && sb != 0 && sa == 0)
-        n_axis = r.get();
-      else if (!m_axis && sa != 0 && sb == 0)
-        m_axis = r.get();
-    }
-    if (!m_axis || !n_axis) continue;
-    CpuMatmul res{rarg(m_axis).id, rarg(n_axis).id, stride(b, n_axis) == 1,
-                  stride(a, kr) == 1 && stride(b, kr) == 1};
-    if (res.b_along_n || res.along_k) return res;
-  }
-  return {};
-}
-
-// The register tile of a CPU matrix product, from the width of the vector registers (16 float
-// lanes: AVX-512's 32 registers; 8: AVX2's 16; 4: SSE's 16). For a @ b: 8 (4 with fewer
-// registers) rows of a, broadcast lane by lane, times two vectors of a row of b, the reduce
-// unrolled by 4: 16 (8) vector accumulators that each load feeds several of. For a @ b.T both
-// operands are read along k: 4 x 4 (4 x 2) outputs, each a vector accumulator over 8 (4)
-// lanes of k, summed across its lanes once at the end. A 1024 float32 matmul on one Zen 4 core:
-// 45 -> 115 GFLOP/s (a @ b), 15 -> 135 (a @ b.T). Sizes that do not divide fall back to half.
-template <class Apply>
-bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
-  const auto mm = cpu_matmul(k);
-  if (!mm) return false;
-  const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
-  const bool wide = lanes >= 16;
-  int64_t tm, tn, tk;
-  if (mm->b_along_n) {
-    tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
-  } else {
-    tm = 4, tn = wide ? 4 : 2, tk = std::min<int64_t>(lanes, 8);
-  }
-  auto size_of_id = [&](int64_t id) {
-    const int a = axis_of_id(k, id);
-    return a < 0 ? int64_t{-1} : const_size(opt_axes(k, false)[static_cast<size_t>(a)].get());
-  };
-  const int64_t m = size_of_id(mm->m_id), n = size_of_id(mm->n_id);
-  const int64_t kn = const_size(opt_axes(k, true).back().get());
-  auto fit = [](int64_t size, int64_t t) {
-    while (t > 1 && size % t != 0) t /= 2;
-    return t;
-  };
-  tm = fit(m, tm), tn = fit(n, tn), tk = fit(kn, tk);
-  // Too small a tile is no tile: leave the kernel to the general rules.
-  if (tm < 2 || tn < (mm->b_along_n ? lanes : 2) || tk < 2) return false;
-  // m first: its lanes are the slower ones, so every row of the tile is whole vectors of n.
-  apply({OptOp::UPCAST, axis_of_id(k, mm->m_id), static_cast<int>(tm == m ? 0 : tm)});
-  apply({OptOp::UPCAST, axis_of_id(k, mm->n_id), static_cast<int>(tn == n ? 0 : tn)});
-  const auto red = opt_axes(k, true);
-  apply({OptOp::UNROLL, static_cast<int>(red.size()) - 1, static_cast<int>(tk == kn ? 0 : tk)});
-  return true;
-}
-
 // The buffer accesses (INDEX of a PARAM) a value reads.
 std::vector<const UOp*> reads_of(const UOp* x) {
   std::vector<const UOp*> out;
@@ -261,6 +172,137 @@ bool contiguous(const std::vector<const UOp*>& reads, const UOp* r) {
   for (const UOp* b : reads)
     if (stride(b, r) == 1) return true;
   return false;
+}
+
+// A matrix product on a CPU: one sum over the last reduce axis k of a[m, k] * b[k, n] (or
+// b[n, k]), stored contiguously along n, maybe through an elementwise epilogue (a bias, a
+// residual added, an activation: a transformer's output projections). The register tile is its
+// outputs m x n (ids of the two output axes) and how the reduce is read. For a @ b both
+// operands are plain loads and b is contiguous along n. For a @ b.T an operand may be any
+// expression of loads (a quantized weight dequantized from its bytes and block scales) and
+// neither need be linear in k: the tile checks that, once k is split, each operand reads its
+// lanes contiguously (an attention output laid out [head, token, d], k = head * 64 + d).
+struct CpuMatmul {
+  int64_t m_id = 0, n_id = 0;
+  bool b_along_n = false; // b contiguous along n (a @ b): rows of b are vectors
+  bool a_computed = false, b_computed = false; // an operand computed from its loads
+  std::vector<Arg> a_bufs, b_bufs;             // the buffers (PARAM args) each operand reads
+};
+
+std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
+  const UOp* red = nullptr;
+  const UOp* store = nullptr;
+  int reduces = 0, stores = 0;
+  for (const UOp* u : k->toposort()) {
+    if (u->op == Ops::REDUCE) red = u, ++reduces;
+    if (u->op == Ops::STORE) store = u, ++stores;
+  }
+  if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
+  const UOp* mul = red->src[0].get();
+  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
+  const auto reduce_axes = opt_axes(k, true);
+  if (reduce_axes.empty() || const_size(reduce_axes.back().get()) < 0) return {};
+  const UOp* kr = reduce_axes.back().get();
+  const auto out = opt_axes(k, false);
+  for (int s = 0; s < 2; ++s) {
+    const auto a = reads_of(mul->src[s].get()), b = reads_of(mul->src[1 - s].get());
+    if (a.empty() || b.empty() || !depends(a, kr) || !depends(b, kr)) continue;
+    const UOp *m_axis = nullptr, *n_axis = nullptr;
+    for (const auto& r : out) {
+      if (const_size(r.get()) < 0 || rarg(r.get()).type != AxisType::Global) continue;
+      const bool da = depends(a, r.get()), db = depends(b, r.get());
+      if (!n_axis && stride(store->src[0].get(), r.get()) == 1 && db && !da)
+        n_axis = r.get();
+      else if (!m_axis && da && !db)
+        m_axis = r.get();
+    }
+    if (!m_axis || !n_axis) continue;
+    CpuMatmul res{rarg(m_axis).id, rarg(n_axis).id, false, {}, {}};
+    for (const UOp* x : a) res.a_bufs.push_back(x->src[0]->arg);
+    for (const UOp* x : b) res.b_bufs.push_back(x->src[0]->arg);
+    const UOp* ai = operand_index(mul->src[s].get());
+    const UOp* bi = operand_index(mul->src[1 - s].get());
+    res.b_along_n = ai && bi && stride(bi, n_axis) == 1;
+    res.a_computed = !ai, res.b_computed = !bi;
+    return res;
+  }
+  return {};
+}
+
+// Whether, in kernel `k` after the reduce was split, each operand of `mm` reads the new Unroll
+// range `u` contiguously: every read of its buffers either does not depend on `u` or has
+// coefficient 1 in it, and at least one does.
+bool reads_lanes_contiguously(const UOpPtr& k, const CpuMatmul& mm, const UOp* u) {
+  auto check = [&](const std::vector<Arg>& bufs) {
+    bool some = false;
+    for (const UOp* x : accesses(k)) {
+      if (std::find(bufs.begin(), bufs.end(), x->src[0]->arg) == bufs.end()) continue;
+      const int64_t s = stride(x, u);
+      if (s != 0 && s != 1) return false;
+      some |= s == 1;
+    }
+    return some;
+  };
+  return check(mm.a_bufs) && check(mm.b_bufs);
+}
+
+// The register tile of a CPU matrix product, from the width of the vector registers (16 float
+// lanes: AVX-512's 32 registers; 8: AVX2's 16; 4: SSE's 16). For a @ b: 8 (4 with fewer
+// registers) rows of a, broadcast lane by lane, times two vectors of a row of b, the reduce
+// unrolled by 4: 16 (8) vector accumulators that each load feeds several of. For a @ b.T both
+// operands are read along k: 4 x 4 (4 x 2) outputs, each a vector accumulator over 8 (4)
+// lanes of k, summed across its lanes once at the end. A 1024 float32 matmul on one Zen 4 core:
+// 45 -> 115 GFLOP/s (a @ b), 15 -> 135 (a @ b.T). When one operand of a @ b.T is computed
+// (a quantized weight dequantized from its bytes) and the other is loaded, each computed
+// vector of 16 k lanes is reused by 8 (4) of the other's rows and the computed side is not
+// upcast: 8 outputs, the 128 lanes expansion keeps as vector accumulators (a 110M LLM's Q4_0
+// prefill projections 100-160 -> 170-260 GFLOP/s; 4 x 2 and 4 x 4 tiles were slower). Sizes
+// that do not divide fall back to half.
+template <class Apply>
+bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
+  const auto mm = cpu_matmul(k);
+  if (!mm) return false;
+  const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
+  const bool wide = lanes >= 16;
+  int64_t tm, tn, tk;
+  if (mm->b_along_n) {
+    tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
+  } else {
+    tm = 4, tn = wide ? 4 : 2, tk = std::min<int64_t>(lanes, 8);
+  }
+  if (!mm->b_along_n && mm->a_computed != mm->b_computed) {
+    tk = 16; // whole vectors of AVX-512; a Q4_0 block's 32 nibbles are two runs of 16 bytes
+    (mm->b_computed ? tm : tn) = wide ? 8 : 4;
+    (mm->b_computed ? tn : tm) = 1;
+  }
+  auto size_of_id = [&](int64_t id) {
+    const int a = axis_of_id(k, id);
+    return a < 0 ? int64_t{-1} : const_size(opt_axes(k, false)[static_cast<size_t>(a)].get());
+  };
+  const int64_t m = size_of_id(mm->m_id), n = size_of_id(mm->n_id);
+  const int64_t kn = const_size(opt_axes(k, true).back().get());
+  auto fit = [](int64_t size, int64_t t) {
+    while (t > 1 && size % t != 0) t /= 2;
+    return t;
+  };
+  tm = fit(m, tm), tn = fit(n, tn), tk = fit(kn, tk);
+  // Too small a tile is no tile: leave the kernel to the general rules.
+  if (tm * tn < 2 || tn < (mm->b_along_n ? lanes : 1) || tk < 2) return false;
+  const int last_red = static_cast<int>(opt_axes(k, true).size()) - 1;
+  const Opt unroll_k{OptOp::UNROLL, last_red, static_cast<int>(tk == kn ? 0 : tk)};
+  if (!mm->b_along_n) {
+    // Both operands must read k's lanes as whole vectors once k is split.
+    const UOpPtr split = graph_rewrite(apply_opt(k, unroll_k, caps), symbolic(), "simplify");
+    const UOp* u = nullptr;
+    for (const UOp* r : ranges_of(split))
+      if (rarg(r).type == AxisType::Unroll) u = r;
+    if (u == nullptr || !reads_lanes_contiguously(split, *mm, u)) return false;
+  }
+  // m first: its lanes are the slower ones, so every row of the tile is whole vectors of n.
+  if (tm > 1) apply({OptOp::UPCAST, axis_of_id(k, mm->m_id), static_cast<int>(tm == m ? 0 : tm)});
+  if (tn > 1) apply({OptOp::UPCAST, axis_of_id(k, mm->n_id), static_cast<int>(tn == n ? 0 : tn)});
+  apply(unroll_k);
+  return true;
 }
 
 // A direct convolution on a CPU (the forward pass or the input gradient): one sum of

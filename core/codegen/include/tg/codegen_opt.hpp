@@ -77,16 +77,19 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 // Without work groups (a CPU), a matrix product (one sum over k of a[m, k] * b[k, n] or
 // b[n, k], stored along n) gets a register tile sized by caps.vector_lanes and nothing more:
 // a @ b upcasts m by 8 (4 below 16 lanes) and then n by two vectors, and unrolls k by 4;
-// a @ b.T upcasts m by 4 and n by 4 (2) and unrolls k by 8. A direct convolution (forward or
+// a @ b.T upcasts m by 4 and n by 4 (2) and unrolls k by 8, or, when one operand is computed
+// from its loads (a quantized weight) and the other loaded, upcasts the loaded one's axis by 8
+// (4) and unrolls k by 16; a @ b.T's operands need only read k's lanes contiguously once k is
+// split (an index such as k % 64 + (k / 64) * 8192 qualifies). A direct convolution (forward or
 // input gradient) gets output channels x 2 rows x the whole row (a vector when longer than
-// 32), accumulators within 16 (8) registers, ky unrolled. Then, on every device: while the output has at least 1024 elements, upcast an output axis
-// some buffer broadcasts over (stride 0 in its index) by 3 or 4, up to two axes (without work
-// groups the first one 16 or 8 wide when contiguous in the output); unroll the last reduce
-// axis whole when it is at most 32 long (and all lanes stay within 128), else by 4 when
-// divisible; upcast the last output axis by 4 when nothing is upcast yet and it is contiguous
-// in the output. Last, with work groups: up to three Global axes get local sizes (32 for the
-// first axis, else 16, 8, 4, 3 or 2; at most 128 work items a group), axes some buffer
-// broadcasts over first. Symbolic or indivisible axes are skipped.
+// 32), accumulators within 16 (8) registers, ky unrolled. Then, on every device: while the output
+// has at least 1024 elements, upcast an output axis some buffer broadcasts over (stride 0 in its
+// index) by 3 or 4, up to two axes (without work groups the first one 16 or 8 wide when contiguous
+// in the output); unroll the last reduce axis whole when it is at most 32 long (and all lanes stay
+// within 128), else by 4 when divisible; upcast the last output axis by 4 when nothing is upcast
+// yet and it is contiguous in the output. Last, with work groups: up to three Global axes get local
+// sizes (32 for the first axis, else 16, 8, 4, 3 or 2; at most 128 work items a group), axes some
+// buffer broadcasts over first. Symbolic or indivisible axes are skipped.
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
 
 // The tensor cores of `caps` that multiply dtype_in and accumulate in dtype_out, in the
