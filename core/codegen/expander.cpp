@@ -23,9 +23,9 @@
 
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
-#include "wmma_axes.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "wmma_axes.hpp"
 
 namespace tg {
 
@@ -383,8 +383,8 @@ private:
         }
         src[op] = pick(vecs[op], lanes);
       }
-      wmmas.push_back(UOp::make(Ops::WMMA, vdt(u->dtype, width(frag[2])),
-                                {src[0], src[1], src[2]}, name));
+      wmmas.push_back(
+          UOp::make(Ops::WMMA, vdt(u->dtype, width(frag[2])), {src[0], src[1], src[2]}, name));
     }
     // The node's lanes: lane (others e, fragment f) of `out` is lane f of WMMA e.
     std::vector<std::pair<int64_t, int64_t>> from;

@@ -7,11 +7,11 @@
 // first (the CPU runtime splits gidx0 over threads); the rest stay loops.
 //
 // With work groups, every Global range of constant size is a global axis and every Local and
-// GroupReduce range a local axis (a tensor core's warp, id -1, first); each kind is fitted into the device's three dimensions
-// (grouped_dims.hpp: merged or split to fit global_max / local_max), globals innermost first so
-// that gidx0 moves fastest, as tinygrad does. A global STORE whose address does not depend on
-// some local axis (a grouped reduce's result, the same in every work item of the group) is
-// gated so that only the work item with that local index 0 writes it.
+// GroupReduce range a local axis (a tensor core's warp, id -1, first); each kind is fitted into the
+// device's three dimensions (grouped_dims.hpp: merged or split to fit global_max / local_max),
+// globals innermost first so that gidx0 moves fastest, as tinygrad does. A global STORE whose
+// address does not depend on some local axis (a grouped reduce's result, the same in every work
+// item of the group) is gated so that only the work item with that local index 0 writes it.
 //
 // Only ranges with a constant size become SPECIALs (launch sizes are numbers); a Global range
 // with a symbolic size stays a loop inside the work item.

@@ -162,8 +162,9 @@ public:
               " work items exceeds the device's maximum of " + std::to_string(caps_.local_max[0]) +
               " (RendererCaps::local_max)");
     const auto fitted = codegen_detail::limit_dims(dims, caps_.local_max);
-    check(fitted.has_value(), "local sizes " + str(dims) + " do not fit the device's local dimensions " +
-                                  str(max) + " (RendererCaps::local_max)");
+    check(fitted.has_value(), "local sizes " + str(dims) +
+                                  " do not fit the device's local dimensions " + str(max) +
+                                  " (RendererCaps::local_max)");
     // A tensor core's warp is the first local dimension on its own: its index is the lane.
     bool warp = false;
     for (const UOp* r : ranges_of(ast_)) warp |= is_warp(r);

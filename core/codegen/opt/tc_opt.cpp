@@ -29,9 +29,7 @@ int tc_arg(const TcArg& a) {
   return a.tc_select + 1 + 100 * a.tc_opt + 1000 * (a.use_tensor_cores - 1);
 }
 
-TcArg tc_arg_of(int amount) {
-  return {amount % 100 - 1, (amount / 100) % 10, amount / 1000 + 1};
-}
+TcArg tc_arg_of(int amount) { return {amount % 100 - 1, (amount / 100) % 10, amount / 1000 + 1}; }
 
 namespace opt_detail {
 
@@ -83,13 +81,12 @@ TcApplied apply_tc(const UOpPtr& ast, int axis, const TcArg& arg, const Renderer
     fail("tc_select must be -1 or one of the renderer's " +
          std::to_string(caps.tensor_cores.size()) + " tensor cores");
   if (arg.tc_opt < 0 || arg.tc_opt > 2) fail("tc_opt must be 0, 1 or 2");
-  if (arg.use_tensor_cores < 1 || arg.use_tensor_cores > 2)
-    fail("use_tensor_cores must be 1 or 2");
+  if (arg.use_tensor_cores < 1 || arg.use_tensor_cores > 2) fail("use_tensor_cores must be 1 or 2");
   for (const UOp* r : ranges_of(ast)) {
     const AxisType t = rarg(r).type;
     if (t != AxisType::Global && t != AxisType::Loop && t != AxisType::Reduce)
-      fail("the tensor core opt must come first (the kernel has " +
-           std::string(axis_type_name(t)) + " axes)");
+      fail("the tensor core opt must come first (the kernel has " + std::string(axis_type_name(t)) +
+           " axes)");
   }
   const UOp* red = first_reduce(ast);
   if (red == nullptr) refuse(opt, ast, "no reduce for a tensor core");
@@ -111,9 +108,8 @@ TcApplied apply_tc(const UOpPtr& ast, int axis, const TcArg& arg, const Renderer
     std::vector<UOpPtr> k_ranges;
     for (size_t i = 1; i < red->src.size(); ++i)
       if (red->src[i]->op == Ops::RANGE) k_ranges.push_back(red->src[i]);
-    std::sort(k_ranges.begin(), k_ranges.end(), [](const UOpPtr& x, const UOpPtr& y) {
-      return rarg(x.get()).id > rarg(y.get()).id;
-    });
+    std::sort(k_ranges.begin(), k_ranges.end(),
+              [](const UOpPtr& x, const UOpPtr& y) { return rarg(x.get()).id > rarg(y.get()).id; });
     const size_t choices = n_ranges.size() * m_ranges.size() * k_ranges.size();
     if (axis < 0 || static_cast<size_t>(axis) >= choices) continue;
     const auto a = static_cast<size_t>(axis);
@@ -171,7 +167,8 @@ TcApplied apply_tc(const UOpPtr& ast, int axis, const TcArg& arg, const Renderer
       for (size_t op = 0; op < 2; ++op) {
         std::unordered_map<const UOp*, UOpPtr> moves;
         for (size_t i = 0; i < names.base.size(); ++i) {
-          const UOpPtr& to = ne[static_cast<size_t>(names.index(names.carrier[op].at(names.base[i])))];
+          const UOpPtr& to =
+              ne[static_cast<size_t>(names.index(names.carrier[op].at(names.base[i])))];
           if (to != ne[i]) moves[ne[i].get()] = to;
         }
         operands[op] = substitute(p->src[op], moves);
@@ -207,9 +204,10 @@ TcApplied apply_tc(const UOpPtr& ast, int axis, const TcArg& arg, const Renderer
     }
     return {k, axes};
   }
-  refuse(opt, ast, "no tensor core of the renderer fits the kernel (dtypes " + in0->dtype.name() + " x " +
-       in1->dtype.name() + " -> " + red->dtype.name() + ", axis " + std::to_string(axis) +
-       (arg.tc_opt < 2 ? ", no padding at tc_opt " + std::to_string(arg.tc_opt) : "") + ")");
+  refuse(opt, ast,
+         "no tensor core of the renderer fits the kernel (dtypes " + in0->dtype.name() + " x " +
+             in1->dtype.name() + " -> " + red->dtype.name() + ", axis " + std::to_string(axis) +
+             (arg.tc_opt < 2 ? ", no padding at tc_opt " + std::to_string(arg.tc_opt) : "") + ")");
 }
 
 } // namespace opt_detail
