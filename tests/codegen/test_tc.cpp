@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "codegen_test_util.hpp"
+#include "tg/beam.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/knobs.hpp"
@@ -232,6 +233,19 @@ TEST_SUITE("codegen.tc") {
         UOp::sink({st(out, i * 8 + j, reduce(Ops::ADD, ld(a, i * 8 + r) * ld(b, r * 8 + j), {r}))});
     const auto iopts = hand_coded_optimizations(simplify_kernel(ints), caps);
     CHECK(std::none_of(iopts.begin(), iopts.end(), [](const Opt& o) { return o.op == OptOp::TC; }));
+  }
+
+  TEST_CASE("BEAM's actions hold TC where the renderer has tensor cores, first only") {
+    const Matmul mm(16, 12, 8);
+    const UOpPtr k = simplify_kernel(mm.ast);
+    auto has_tc = [](const std::vector<Opt>& v) {
+      return std::find(v.begin(), v.end(), tc_opt(0)) != v.end();
+    };
+    CHECK(has_tc(beam_actions(k, {}, cpu_tc_caps())));
+    CHECK_FALSE(has_tc(beam_actions(k, {}, cpu_caps())));
+    CHECK_FALSE(has_tc(beam_actions(k, {{OptOp::UPCAST, 0, 2}}, cpu_tc_caps())));
+    Context off{{"TC", 0}};
+    CHECK_FALSE(has_tc(beam_actions(k, {}, cpu_tc_caps())));
   }
 
   TEST_CASE(

@@ -1,7 +1,7 @@
 #pragma once
 // Codegen, the kernel optimizer (core/codegen/opt/: apply_opt.cpp checks and applies Opts,
 // shift_to.cpp splits ranges, padto.cpp pads them, heuristic.cpp chooses Opts, tensor_cores.cpp
-// matches tensor cores; tinygrad's codegen/opt) and vector
+// and tc_opt.cpp put sums of products on tensor cores; tinygrad's codegen/opt) and vector
 // expansion (tinygrad's expander and devectorizer). lower_kernel() runs them between
 // simplify_kernel and lower_reduces:
 //
@@ -91,7 +91,11 @@ std::vector<UOpPtr> opt_axes(const UOpPtr& ast, bool reduce);
 // kind. Raises OptError naming the Opt and why it does not apply.
 UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 
-// The default heuristic, in the spirit of tinygrad's heuristic.py. With work groups
+// The default heuristic, in the spirit of tinygrad's heuristic.py. First, where the renderer
+// has tensor cores and the knob TC is not 0: a sum of products with one reduce axis (any number
+// at TC_OPT >= 1) gets TC (axes 0..2, arg (TC_SELECT, TC_OPT, TC)), M's and N's outer ranges an
+// UPCAST by the first of 5, 4, 3, 2 that divides them, N's a LOCAL of 4 or 2, and nothing else.
+// Otherwise, with work groups
 // (caps.has_local): a matrix-vector product gets GROUP 8, LOCAL 4 and UPCAST 4 on its rows; a
 // kernel with few outputs (at most 2048) and a long reduce gets GROUP 16 and nothing more.
 // Then, on every device: while the output has at least 1024 elements, upcast an output axis
