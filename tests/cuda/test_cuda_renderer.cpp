@@ -189,7 +189,8 @@ TEST_SUITE("cuda.renderer") {
     CHECK_THROWS_WITH_AS(r.render("bad", bad), doctest::Contains("mma.sync m16n8k16"), Error);
   }
 
-  TEST_CASE("the TC heuristic: float16 and bfloat16 matmuls become mma.sync (sm_80, sm_90)") {
+  TEST_CASE("the TC heuristic: float16 and bfloat16 matmuls become mma.sync (sm_80, sm_90; CUDA "
+            "and PTX renderers)") {
     const bool toolkit = test::toolkit_missing().empty();
     // The CUDA C of `t`'s last kernel lowered by the heuristic for `arch`; with a WMMA, the
     // warp is the first local dimension (32 threads).
@@ -228,6 +229,19 @@ TEST_SUITE("cuda.renderer") {
           CHECK(contains(ptx, mma));
           CHECK(test::ptxas(ptx, arch) == "");
         }
+        // The PTX renderer: the same kernel as LLVM IR with the mma.sync as inline assembly.
+        PtxRenderer pr(ptx_caps_for(parse_arch(arch)));
+        std::string ir;
+        for (const ScheduleItem& item :
+             Tensor::empty({64, 96}, dt).matmul(Tensor::empty({96, 80}, dt)).schedule())
+          if (item.kind == ScheduleItem::Kind::Kernel) {
+            const LoweredKernel k = lower_kernel(item.ast, pr.caps());
+            ir = pr.render(k.name, k.uops);
+          }
+        CHECK(contains(ir, "asm \"" + mma));
+        const std::string ptx = PtxCompiler(parse_arch(arch)).to_ptx(ir);
+        CHECK(contains(ptx, mma));
+        if (toolkit) CHECK(test::ptxas(ptx, arch) == "");
         Context off{{"TC", 0}};
         CHECK_FALSE(contains(
             lowered(Tensor::empty({64, 96}, dt).matmul(Tensor::empty({96, 80}, dt)), arch), "mma"));
@@ -237,7 +251,7 @@ TEST_SUITE("cuda.renderer") {
   TEST_CASE("the PTX renderer: LLVM IR for NVPTX, compiled by LLVM to PTX that ptxas takes") {
     PtxRenderer r(ptx_caps_for(parse_arch("sm_90")));
     CHECK_FALSE(r.caps().has_transcendentals);
-    CHECK(r.caps().tensor_cores.empty());
+    CHECK(r.caps().tensor_cores.size() == 2);
     std::string ir;
     for (const ScheduleItem& item : Tensor::randn({1 << 16}).sum().schedule())
       if (item.kind == ScheduleItem::Kind::Kernel) {
