@@ -4,10 +4,17 @@
 //  3. an empty matcher over a 1M-node chain (the traversal alone).
 // A node visit is one node of the input graph processed by graph_rewrite. Each case is run
 // `reps` times on a freshly built graph and the best time is reported.
+//
+//   tg_bench_rewrite                      the three cases above
+//   tg_bench_rewrite CASE [SIZE [REPS]]   one case (symbolic, chain or empty) at another
+//                                         size (chain length, or number of expressions),
+//                                         e.g. `chain 20000 1` under callgrind with
+//                                         --toggle-collect='tg::graph_rewrite_raw*'
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <string>
 
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
@@ -80,8 +87,28 @@ void measure(const char* what, const std::function<UOpPtr()>& build, const Patte
 
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
   static const PatternMatcher empty({});
+  if (argc > 1) {
+    const std::string what = argv[1];
+    const size_t n = argc > 2 ? std::stoul(argv[2]) : 1000000;
+    const int reps = argc > 3 ? std::stoi(argv[3]) : 3;
+    if (what == "symbolic")
+      measure(
+          "symbolic, random index expressions", [n] { return symbolic_graph(n); }, symbolic(),
+          reps);
+    else if (what == "chain")
+      measure(
+          "symbolic, chain (x+1)+1+...", [n] { return chain(n); }, symbolic(), reps);
+    else if (what == "empty")
+      measure(
+          "empty matcher, chain", [n] { return chain(n); }, empty, reps);
+    else {
+      std::fprintf(stderr, "usage: %s [symbolic|chain|empty [SIZE [REPS]]]\n", argv[0]);
+      return 2;
+    }
+    return 0;
+  }
   std::printf("graph_rewrite throughput (best of 3)\n");
   measure(
       "symbolic, 20k random index expressions", [] { return symbolic_graph(20000); }, symbolic(),

@@ -9,6 +9,7 @@
 #include "minmax.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -33,8 +34,8 @@ struct Range {
   i128 lo, hi;
 };
 
-i128 lo_of(DType d) { return as_int(dtype_min(d.scalar())); }
-i128 hi_of(DType d) { return as_int(dtype_max(d.scalar())); }
+i128 lo_of(DType d) { return int_dtype_min(d); }
+i128 hi_of(DType d) { return int_dtype_max(d); }
 
 i128 to_i128(const ConstValue& v, DType d) {
   if (const auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
@@ -248,34 +249,37 @@ std::pair<ConstValue, ConstValue> bool_range(Ops op, const std::vector<UOpPtr>& 
 std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vector<UOpPtr>& src,
                                             const Arg& arg) {
   using enum Ops;
-  const auto full = full_range(dtype);
+  const auto full = [&] { return full_range(dtype); };
   // Results computed from uint64 sources are only trusted for uint64 nodes (capped the same way).
   for (const UOpPtr& s : src)
-    if (is_u64(s->dtype) && !is_u64(dtype) && !s->is_const() && op != WHERE) return full;
-  auto r = [&](size_t i) { return range_of(src[i]); };
+    if (is_u64(s->dtype) && !is_u64(dtype) && !s->is_const() && op != WHERE) return full();
   const size_t n = src.size();
+  // The sources' ranges, read once (ALU ops have at most three sources).
+  std::array<Range, 3> ranges;
+  for (size_t i = 0; i < std::min<size_t>(n, ranges.size()); ++i) ranges[i] = range_of(src[i]);
+  auto r = [&](size_t i) { return i < ranges.size() ? ranges[i] : range_of(src[i]); };
   switch (op) {
   case DEFINE_VAR:
     if (const auto* v = std::get_if<VarArg>(&arg)) return int_result(v->min, v->max, dtype);
-    return full;
+    return full();
   case BIND:
   case GEP:
   case TRUNC:
     if (n >= 1) return int_result(r(0).lo, r(0).hi, dtype);
-    return full;
+    return full();
   case RANGE:
   case SPECIAL: // 0 .. end-1 (an empty loop still gets [0, 0])
     if (n >= 1) return int_result(0, std::max<i128>(0, r(0).hi - 1), dtype);
-    return full;
+    return full();
   case ADD:
     if (n == 2) return int_result(r(0).lo + r(1).lo, r(0).hi + r(1).hi, dtype);
-    return full;
+    return full();
   case SUB:
     if (n == 2) return int_result(r(0).lo - r(1).hi, r(0).hi - r(1).lo, dtype);
-    return full;
+    return full();
   case NEG:
     if (n == 1) return int_result(-r(0).hi, -r(0).lo, dtype);
-    return full;
+    return full();
   case MUL:
   case MULACC:
     if (n >= 2) {
@@ -284,7 +288,7 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
       if (op == MULACC && n == 3) p = {p.lo + r(2).lo, p.hi + r(2).hi};
       return int_result(p.lo, p.hi, dtype);
     }
-    return full;
+    return full();
   case IDIV:
     if (n == 2) {
       Range a = r(0), b = r(1);
@@ -297,16 +301,16 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
       const i128 m = std::max(i128_abs(a.lo), i128_abs(a.hi));
       return int_result(-m, m, dtype);
     }
-    return full;
+    return full();
   case MOD:
     if (n == 2) {
       Range m = mod_range(r(0), r(1));
       return int_result(m.lo, m.hi, dtype);
     }
-    return full;
+    return full();
   case MAX:
     if (n == 2) return int_result(std::max(r(0).lo, r(1).lo), std::max(r(0).hi, r(1).hi), dtype);
-    return full;
+    return full();
   case AND:
     if (n == 2) {
       // x & y with y >= 0 is a submask of y: within [0, y].
@@ -315,7 +319,7 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
       if (a.lo >= 0) return int_result(0, a.hi, dtype);
       if (b.lo >= 0) return int_result(0, b.hi, dtype);
     }
-    return full;
+    return full();
   case OR:
   case XOR:
     if (n == 2) {
@@ -326,7 +330,7 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
         return int_result(op == OR ? std::max(a.lo, b.lo) : 0, top, dtype);
       }
     }
-    return full;
+    return full();
   case SHL:
   case SHR:
     if (n == 2) {
@@ -340,26 +344,26 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
       }
       if (op == SHR && a.lo >= 0) return int_result(0, a.hi, dtype);
     }
-    return full;
+    return full();
   case WHERE:
     if (n == 3) {
       if (int c = decided(src[0]); c >= 0) {
         Range b = r(c ? 1 : 2);
-        if (is_u64(src[c ? 1 : 2]->dtype) && !is_u64(dtype)) return full;
+        if (is_u64(src[c ? 1 : 2]->dtype) && !is_u64(dtype)) return full();
         return int_result(b.lo, b.hi, dtype);
       }
       return union_of(src, dtype, 1);
     }
-    return full;
+    return full();
   case VECTORIZE:
     return union_of(src, dtype, 0);
   case CAST:
     // A value that fits the target keeps its range; anything else may wrap.
     if (n == 1 && !src[0]->dtype.is_float() && !src[0]->dtype.is_ptr && !src[0]->dtype.is_void())
       return int_result(r(0).lo, r(0).hi, dtype);
-    return full;
+    return full();
   default:
-    return full;
+    return full();
   }
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <span>
@@ -94,9 +95,43 @@ bool dtype_matches(const std::vector<DType>& want, DType have) {
   return false;
 }
 
+// Necessary conditions on n's sources, checked before anything is captured: their count, and
+// the op of every source a pattern source names (permuted: some source has one of its ops).
+bool sources_may_match(const UPat::Data& d, const UOp& n) {
+  using Src = UPat::Data::Src;
+  const size_t ns = n.src.size(), np = d.src.size();
+  switch (d.src_mode) {
+  case Src::Any:
+    return true;
+  case Src::Repeated: {
+    const OpSet& ops = d.src[0].data().ops;
+    return ops.empty() || std::all_of(n.src.begin(), n.src.end(),
+                                      [&](const UOpPtr& s) { return ops.contains(s->op); });
+  }
+  case Src::Ordered:
+    if (d.any_len ? ns < np : ns != np) return false;
+    for (size_t i = 0; i < np; ++i) {
+      const OpSet& ops = d.src[i].data().ops;
+      if (!ops.empty() && !ops.contains(n.src[i]->op)) return false;
+    }
+    return true;
+  case Src::Permuted:
+    if (d.any_len ? ns < np : ns != np) return false;
+    for (const UPat& sp : d.src) {
+      const OpSet& ops = sp.data().ops;
+      if (!ops.empty() && std::none_of(n.src.begin(), n.src.end(),
+                                       [&](const UOpPtr& s) { return ops.contains(s->op); }))
+        return false;
+    }
+    return true;
+  }
+  return true;
+}
+
 bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont) {
   const UPat::Data& d = p.data();
   if (!d.ops.empty() && !d.ops.contains(n->op)) return false;
+  if (!sources_may_match(d, *n)) return false;
   if (!dtype_matches(d.dtypes, n->dtype)) return false;
   if (d.arg && !arg_equal(*d.arg, n->arg)) return false;
   if (d.const_value && !n->is_const_value(*d.const_value)) return false;
@@ -105,9 +140,9 @@ bool match(const UPat& p, const UOpPtr& n, Captures& caps, Cont cont) {
     auto it = std::find_if(caps.entries.begin(), caps.entries.end(),
                            [&](const Captures::Entry& e) { return e.name == d.name; });
     if (it != caps.entries.end()) {
-      if (it->node != n) return false; // the same name must capture the same node
+      if (it->node() != n) return false; // the same name must capture the same node
     } else {
-      caps.entries.push_back({d.name, n});
+      caps.entries.push_back({d.name, &n});
     }
   }
   bool found = match_src(d, n, caps, cont);
@@ -217,9 +252,14 @@ UPat operator%(const UPat& a, double c) { return a % UPat::const_(c); }
 
 // ---- Captures ----
 
+const UOpPtr& Captures::root() const {
+  static const UOpPtr none;
+  return root_ != nullptr ? *root_ : none;
+}
+
 const UOpPtr& Captures::operator[](std::string_view name) const {
   for (const Entry& e : entries)
-    if (e.name == name) return e.node;
+    if (e.name == name) return e.node();
   std::string have;
   for (const Entry& e : entries) have += (have.empty() ? "" : ", ") + std::string(e.name);
   throw Error("pattern rule asked for capture '" + std::string(name) +
@@ -334,14 +374,47 @@ void PatternMatcher::index_rules() {
   if (track_match_stats() > 0) StatsRegistry::get().add(rules_, stats_);
 }
 
+namespace {
+// The Captures of one rewrite attempt, reused per thread and nesting level (a rule may run a
+// graph_rewrite of its own), so that matching allocates nothing once a thread has warmed up.
+struct CapturesPool {
+  std::vector<std::unique_ptr<Captures>> levels;
+  size_t depth = 0;
+};
+thread_local CapturesPool t_captures; // internal linkage: one TLS lookup per use
+
+class PooledCaptures {
+public:
+  PooledCaptures() : pool_(t_captures) {
+    if (pool_.depth == pool_.levels.size()) pool_.levels.push_back(std::make_unique<Captures>());
+    caps_ = pool_.levels[pool_.depth++].get();
+  }
+  ~PooledCaptures() {
+    caps_->entries.clear(); // a throwing callback leaves its captures behind
+    caps_->root_ = nullptr;
+    --pool_.depth;
+  }
+  PooledCaptures(const PooledCaptures&) = delete;
+  PooledCaptures& operator=(const PooledCaptures&) = delete;
+  Captures& get() { return *caps_; }
+
+private:
+  CapturesPool& pool_;
+  Captures* caps_;
+};
+} // namespace
+
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
                                const Rule** which) const {
-  Captures caps;
-  caps.root_ = node;
+  const std::vector<uint32_t>& candidates = by_op_[static_cast<size_t>(node->op)];
+  if (candidates.empty()) return nullptr;
+  PooledCaptures pooled;
+  Captures& caps = pooled.get();
+  caps.root_ = &node;
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;
   const bool tracking = track_match_stats() > 0;
-  for (uint32_t idx : by_op_[static_cast<size_t>(node->op)]) {
+  for (uint32_t idx : candidates) {
     const Rule& rule = rules_[idx];
     UOpPtr result;
     auto on_match = [&](Captures& c) {

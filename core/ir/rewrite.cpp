@@ -6,11 +6,12 @@
 //      changed, try the matcher (top-down mode); a rebuilt or rewritten node is processed
 //      as a new node whose result becomes this node's result (stage 2);
 //   2  link: this node's replacement is the replacement of what it turned into.
-// `replace` memoizes finished nodes, so a DAG is visited once per node. Each frame carries
+// The memo (`nodes_`) holds finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <unordered_set>
 
 #include "tg/error.hpp"
@@ -22,22 +23,24 @@ namespace tg {
 
 namespace {
 
+// Frames and the memo refer to nodes through stable UOpPtrs that outlive the rewrite (the
+// root, a source slot of a live node, or an entry of `made_`), so walking the graph touches no
+// reference count. Every node the rewrite builds is kept in `made_` until it ends: no node the
+// rewrite has seen is freed meanwhile, so an address cannot be reused under the memo.
 struct Frame {
-  UOpPtr n;     // the node this frame computes the replacement of
-  UOpPtr new_n; // what n is (being) turned into
+  const UOpPtr* n;     // the node this frame computes the replacement of
+  const UOpPtr* new_n; // what n is (being) turned into
   int stage;
   size_t depth; // rewrites that led here
 };
 
 // Node -> replacement, open addressing keyed by node address. A node present with a null
-// value is in progress (its sources are being rewritten). Entries are never removed; each
-// holds its key alive so an address cannot be reused while the rewrite runs.
+// value is in progress (its sources are being rewritten). Entries are never removed.
 class NodeMap {
 public:
   struct Slot {
     const UOp* key = nullptr;
-    UOpPtr keep; // the key, strongly
-    UOpPtr value;
+    const UOpPtr* value = nullptr;
   };
 
   NodeMap() : slots_(64) {}
@@ -48,12 +51,11 @@ public:
       if (slots_[i].key == nullptr) return nullptr;
     }
   }
-  Slot& insert(const UOpPtr& k) {
+  Slot& insert(const UOp* k) {
     if (2 * (used_ + 1) > slots_.size()) grow();
-    Slot& s = probe(k.get());
+    Slot& s = probe(k);
     if (s.key == nullptr) {
-      s.key = k.get();
-      s.keep = k;
+      s.key = k;
       ++used_;
     }
     return s;
@@ -72,8 +74,8 @@ private:
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
-    for (Slot& s : old)
-      if (s.key != nullptr) probe(s.key) = std::move(s);
+    for (const Slot& s : old)
+      if (s.key != nullptr) probe(s.key) = s;
   }
   std::vector<Slot> slots_;
   size_t used_ = 0;
@@ -88,16 +90,16 @@ public:
   }
 
   UOpPtr run(const UOpPtr& root) {
-    stack_.push_back({root, root, 0, 0});
+    stack_.push_back({&root, &root, 0, 0});
     while (!stack_.empty()) {
-      Frame f = std::move(stack_.back());
+      Frame f = stack_.back();
       stack_.pop_back();
       if (f.stage == 0)
         stage0(f);
       else if (f.stage == 1)
         stage1(f);
       else
-        link(f.n, lookup(f.new_n));
+        link(*f.n, lookup(*f.new_n));
     }
     return lookup(root);
   }
@@ -105,18 +107,21 @@ public:
 private:
   bool done(const UOpPtr& n) {
     NodeMap::Slot* s = nodes_.find(n.get());
-    return s != nullptr && s->value;
+    return s != nullptr && s->value != nullptr;
   }
 
   const UOpPtr& lookup(const UOpPtr& n) {
     NodeMap::Slot* s = nodes_.find(n.get());
-    if (s == nullptr || !s->value)
+    if (s == nullptr || s->value == nullptr)
       throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
-    return s->value;
+    return *s->value;
   }
 
-  // `result` by value: it may refer into the map, which insert() can grow.
-  void link(const UOpPtr& n, UOpPtr result) { nodes_.insert(n).value = std::move(result); }
+  // `result` must outlive the rewrite (see Frame).
+  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()).value = &result; }
+
+  // Keeps a node built by the rewrite alive until it ends; returns its stable reference.
+  const UOpPtr* keep(UOpPtr u) { return &made_.emplace_back(std::move(u)); }
 
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
@@ -135,48 +140,54 @@ private:
     return r;
   }
 
-  void stage0(Frame& f) {
-    NodeMap::Slot* seen_before = nodes_.find(f.n.get());
-    if (seen_before != nullptr && seen_before->value) return; // done through another parent
+  void stage0(const Frame& f) {
+    NodeMap::Slot* seen_before = nodes_.find(f.n->get());
+    if (seen_before != nullptr && seen_before->value != nullptr)
+      return; // done through another parent
     if (seen_before != nullptr)
-      throw RewriteError("graph_rewrite did not reach a fixed point: " + f.n->str() +
+      throw RewriteError("graph_rewrite did not reach a fixed point: " + (*f.n)->str() +
                          " was rewritten into a graph that contains itself (the rules cycle)");
-    UOpPtr cur = f.new_n;
+    const UOpPtr* cur = f.new_n;
     size_t depth = f.depth;
     if (opts_.bottom_up) {
-      std::unordered_set<UOpPtr> seen{cur}; // strong refs: a freed node's address is reused
-      while (UOpPtr r = apply(cur, depth)) {
-        if (!seen.insert(r).second)
+      std::unordered_set<const UOp*> seen; // the nodes stay alive in made_
+      while (UOpPtr r = apply(*cur, depth)) {
+        if (seen.empty()) seen.insert(cur->get());
+        if (!seen.insert(r.get()).second)
           throw RewriteError("graph_rewrite did not reach a fixed point: rules cycle between " +
-                             cur->str() + " and " + r->str());
-        cur = std::move(r);
+                             (*cur)->str() + " and " + r->str());
+        cur = keep(std::move(r));
         ++depth;
       }
     }
-    nodes_.insert(f.n); // in progress
-    const UOp& node = *cur;
+    nodes_.insert(f.n->get()); // in progress
+    const UOp& node = **cur;
     stack_.push_back({f.n, cur, 1, depth});
     for (size_t i = node.src.size(); i-- > 0;)
-      if (!done(node.src[i])) stack_.push_back({node.src[i], node.src[i], 0, depth});
+      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, depth});
   }
 
-  void stage1(Frame& f) {
-    const UOp& node = *f.new_n;
-    std::vector<UOpPtr> new_src;
-    new_src.reserve(node.src.size());
+  void stage1(const Frame& f) {
+    const UOp& node = **f.new_n;
     bool changed = false;
-    for (const UOpPtr& s : node.src) {
-      new_src.push_back(lookup(s));
-      changed |= new_src.back() != s;
-    }
+    for (const UOpPtr& s : node.src)
+      if (lookup(s) != s) {
+        changed = true;
+        break;
+      }
     UOpPtr next;
-    if (changed)
+    if (changed) {
+      std::vector<UOpPtr> new_src;
+      new_src.reserve(node.src.size());
+      for (const UOpPtr& s : node.src) new_src.push_back(lookup(s));
       next = UOp::make(node.op, node.dtype, std::move(new_src), node.arg);
-    else if (!opts_.bottom_up)
-      next = apply(f.new_n, f.depth);
-    if (!next) return link(f.n, f.new_n);
-    stack_.push_back({f.n, next, 2, f.depth + 1});
-    stack_.push_back({next, next, 0, f.depth + 1});
+    } else if (!opts_.bottom_up) {
+      next = apply(*f.new_n, f.depth);
+    }
+    if (!next) return link(*f.n, *f.new_n);
+    const UOpPtr* kept = keep(std::move(next));
+    stack_.push_back({f.n, kept, 2, f.depth + 1});
+    stack_.push_back({kept, kept, 0, f.depth + 1});
   }
 
   const PatternMatcher& pm_;
@@ -185,6 +196,7 @@ private:
   RewriteOptions opts_;
   std::vector<Frame> stack_;
   NodeMap nodes_;
+  std::deque<UOpPtr> made_; // the nodes the rewrite built, alive until it ends (see Frame)
 };
 
 } // namespace

@@ -15,14 +15,20 @@
 #include "tg/ir/symbolic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "tg/ir/exec_alu.hpp"
 #include "tg/ir/rewrite.hpp"
+
+#include "minmax.hpp"
 
 namespace tg {
 namespace {
@@ -44,8 +50,8 @@ bool range_exact(DType d) {
 }
 bool is_signed_scalar(ScalarType s) { return DType(s).is_int() && !DType(s).is_unsigned(); }
 
-i128 dmin(DType d) { return as_int(dtype_min(d.scalar())); }
-i128 dmax(DType d) { return as_int(dtype_max(d.scalar())); }
+i128 dmin(DType d) { return int_dtype_min(d); }
+i128 dmax(DType d) { return int_dtype_max(d); }
 bool fits(i128 v, DType d) { return v >= dmin(d) && v <= dmax(d); }
 // A node of a signed type whose range is narrower than the dtype's did not wrap (minmax.cpp).
 bool no_wrap(const UOp& u) { return !(u.ivmin() == dmin(u.dtype) && u.ivmax() == dmax(u.dtype)); }
@@ -53,9 +59,31 @@ bool excludes_zero(const UOp& u) {
   return range_exact(u.dtype) && (u.ivmin() > 0 || u.ivmax() < 0);
 }
 
-// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it).
+// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it):
+// cast_const's result, with the integer types inline.
 int64_t wrap_to(i128 v, DType d) {
-  return as_int(cast_const(static_cast<int64_t>(static_cast<uint64_t>(v)), d.scalar()));
+  const auto u = static_cast<uint64_t>(v);
+  if (!d.is_ptr) switch (d.scalar_type) {
+    case ScalarType::Int8:
+      return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case ScalarType::UInt8:
+      return static_cast<uint8_t>(u);
+    case ScalarType::Int16:
+      return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case ScalarType::UInt16:
+      return static_cast<uint16_t>(u);
+    case ScalarType::Int32:
+      return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case ScalarType::UInt32:
+      return static_cast<uint32_t>(u);
+    case ScalarType::Int64:
+    case ScalarType::UInt64:
+    case ScalarType::Index:
+      return static_cast<int64_t>(u);
+    default:
+      break;
+    }
+  return as_int(cast_const(static_cast<int64_t>(u), d.scalar()));
 }
 
 i128 floordiv(i128 a, i128 b) {
@@ -76,38 +104,68 @@ int64_t ival(const UOpPtr& c) { return as_int(c->const_value()); }
 
 // ---- node builders (dtype of the first source) --------------------------------------------
 
-UOpPtr cst(DType d, i128 v) { return UOp::const_(d, wrap_to(v, d)); }
+// UOp::const_(d, wrapped v); a scalar integer's wrapped value is already its CONST arg.
+UOpPtr cst(DType d, i128 v) {
+  if (scalar_int(d)) return UOp::make(CONST, d, {}, Arg(wrap_to(v, d)));
+  return UOp::const_(d, wrap_to(v, d));
+}
 UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) { return UOp::make(op, a->dtype, {a, b}); }
 UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
 
 // ---- linear form --------------------------------------------------------------------------
 
+// coef*node terms; most sums have a few, kept inline.
+using Terms = boost::container::small_vector<std::pair<UOpPtr, int64_t>, 8>;
+
 // A sum of terms coef*node plus a constant, coefficients wrapped to the dtype.
 struct Linear {
   DType dtype;
-  std::vector<std::pair<UOpPtr, int64_t>> terms;
+  Terms terms;
   int64_t k = 0;
-  std::unordered_map<const UOp*, size_t> index; // node -> position in terms
+  // node -> position in terms, kept only for sums of more than kScan terms (a short sum is
+  // searched linearly, which allocates nothing).
+  static constexpr size_t kScan = 16;
+  std::unordered_map<const UOp*, size_t> index;
 
   explicit Linear(DType d) : dtype(d) {}
   void add_term(const UOpPtr& u, i128 coef) {
-    auto [it, fresh] = index.try_emplace(u.get(), terms.size());
-    if (fresh)
-      terms.emplace_back(u, wrap_to(coef, dtype));
-    else
-      terms[it->second].second = wrap_to(i128{terms[it->second].second} + coef, dtype);
+    if (size_t i = find(u.get()); i != terms.size()) {
+      terms[i].second = wrap_to(i128{terms[i].second} + coef, dtype);
+      return;
+    }
+    if (!index.empty()) index.emplace(u.get(), terms.size());
+    terms.emplace_back(u, wrap_to(coef, dtype));
+    if (terms.size() == kScan + 1) reindex();
   }
   void add_const(i128 v) { k = wrap_to(i128{k} + v, dtype); }
   // Removes zero terms (and any in `drop`), keeping the order.
   void compact(const std::vector<bool>& drop = {}) {
-    std::vector<std::pair<UOpPtr, int64_t>> kept;
+    size_t out = 0;
     for (size_t i = 0; i < terms.size(); ++i)
-      if (terms[i].second != 0 && (drop.empty() || !drop[i])) kept.push_back(std::move(terms[i]));
-    terms = std::move(kept);
-    index.clear();
-    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+      if (terms[i].second != 0 && (drop.empty() || !drop[i])) {
+        if (out != i) terms[out] = std::move(terms[i]);
+        ++out;
+      }
+    terms.resize(out);
+    reindex();
   }
   void drop_zeros() { compact(); }
+
+private:
+  size_t find(const UOp* u) const {
+    if (index.empty()) {
+      for (size_t i = 0; i < terms.size(); ++i)
+        if (terms[i].first.get() == u) return i;
+      return terms.size();
+    }
+    auto it = index.find(u);
+    return it == index.end() ? terms.size() : it->second;
+  }
+  void reindex() {
+    index.clear();
+    if (terms.size() <= kScan) return;
+    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+  }
 };
 
 // Sums beyond this many nodes are left as they are: canonicalizing every prefix of a chain of
@@ -117,7 +175,7 @@ constexpr size_t kMaxLinearNodes = 512;
 // Adds scale*u to `lin`, flattening ADD, SUB, NEG and MUL by a constant (iteratively, left
 // to right). False when the sum is too large to canonicalize.
 bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
-  std::vector<std::pair<const UOp*, i128>> stack{{root.get(), scale}};
+  boost::container::small_vector<std::pair<const UOp*, i128>, 32> stack{{root.get(), scale}};
   size_t visited = 0;
   while (!stack.empty()) {
     auto [u, s] = stack.back();
@@ -171,7 +229,7 @@ Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num
 }
 
 // Exact bounds of sum(coef*term) over the terms (i128, no wrap).
-std::pair<i128, i128> terms_range(const std::vector<std::pair<UOpPtr, int64_t>>& terms) {
+std::pair<i128, i128> terms_range(const Terms& terms) {
   i128 lo = 0, hi = 0;
   for (const auto& [n, c] : terms) {
     const i128 a = i128{c} * n->ivmin(), b = i128{c} * n->ivmax();
@@ -183,25 +241,32 @@ std::pair<i128, i128> terms_range(const std::vector<std::pair<UOpPtr, int64_t>>&
 // x%c*a + (x//c)*(a*c) -> x*a (C's identity (x/c)*c + x%c == x, also under wrap-around), and
 // the unrolled-arange identity sum_{j<d} (x+j)//d == x for x >= 0 (Hermite's identity).
 // Returns false when a sum grew too large to canonicalize.
+// The position of the term IDIV(m's sources) (of m's dtype) in `lin`, or lin.terms.size().
+size_t div_twin(const Linear& lin, const UOp& m) {
+  for (size_t j = 0; j < lin.terms.size(); ++j) {
+    const UOp& t = *lin.terms[j].first;
+    if (t.op == IDIV && t.dtype == m.dtype && t.src.size() == 2 && t.src[0] == m.src[0] &&
+        t.src[1] == m.src[1] && std::holds_alternative<std::monostate>(t.arg))
+      return j;
+  }
+  return lin.terms.size();
+}
+
 bool merge_divmod(Linear& lin) {
   for (bool again = true; again;) {
     again = false;
-    std::unordered_map<const UOp*, size_t> divs; // IDIV node -> term position
-    for (size_t i = 0; i < lin.terms.size(); ++i)
-      if (lin.terms[i].first->op == IDIV) divs.emplace(lin.terms[i].first.get(), i);
-    if (divs.empty()) return true;
+    const auto is_div = [](const auto& t) { return t.first->op == IDIV; };
+    if (std::none_of(lin.terms.begin(), lin.terms.end(), is_div)) return true;
     for (size_t i = 0; i < lin.terms.size() && !again; ++i) {
       const UOpPtr m = lin.terms[i].first;
       if (m->op != MOD || !m->src[1]->is_const() || ival(m->src[1]) == 0) continue;
       const int64_t a = lin.terms[i].second;
-      // The IDIV twin of this MOD, if the sum holds it, is interned: look it up by identity.
-      UOpPtr twin = UOp::make(IDIV, m->dtype, {m->src[0], m->src[1]});
-      auto it = divs.find(twin.get());
-      if (it == divs.end() ||
-          lin.terms[it->second].second != wrap_to(i128{a} * ival(m->src[1]), lin.dtype))
+      const size_t twin = div_twin(lin, *m);
+      if (twin == lin.terms.size() ||
+          lin.terms[twin].second != wrap_to(i128{a} * ival(m->src[1]), lin.dtype))
         continue;
       std::vector<bool> drop(lin.terms.size(), false);
-      drop[i] = drop[it->second] = true;
+      drop[i] = drop[twin] = true;
       lin.compact(drop);
       if (!linearize(m->src[0], a, lin)) return false;
       lin.drop_zeros();
@@ -210,7 +275,11 @@ bool merge_divmod(Linear& lin) {
   }
   if (!is_sint(lin.dtype)) return true;
   // Hermite: IDIV terms grouped by (divisor, coefficient); a group of d terms (b+j)//d with
-  // j = 0..d-1 over one b >= 0 is b.
+  // j = 0..d-1 over one b >= 0 is b. A group needs at least two terms.
+  const auto const_div = [](const auto& t) {
+    return t.first->op == IDIV && t.first->src[1]->is_const();
+  };
+  if (std::count_if(lin.terms.begin(), lin.terms.end(), const_div) < 2) return true;
   for (bool again = true; again;) {
     again = false;
     std::unordered_map<const UOp*, std::vector<size_t>> groups; // divisor node -> terms
@@ -259,10 +328,65 @@ bool merge_divmod(Linear& lin) {
   return true;
 }
 
+// The int64 value of a CONST of dtype `d` that cst(d, value) would build (the same node),
+// or nullopt.
+std::optional<int64_t> canonical_const(const UOp& c, DType d) {
+  if (c.op != CONST || c.dtype != d || !c.src.empty()) return std::nullopt;
+  const auto* v = std::get_if<int64_t>(&c.arg);
+  if (v == nullptr || wrap_to(*v, d) != *v) return std::nullopt;
+  return *v;
+}
+
+// Whether `root` is already build()'s output for its own linear form, so canonical_sum would
+// leave it: a left-nested chain of distinct terms `atom` or `atom*c` (c not 0 or 1), then a
+// nonzero constant, all of root's dtype, where no atom is a sum, a product by a constant or a
+// constant, and merge_divmod finds nothing to merge. Decided without building a node; false
+// also for forms it does not try to recognise (canonical_sum then builds and compares).
+bool already_canonical(const UOp& root) {
+  const DType dt = root.dtype;
+  const UOp* u = &root;
+  if (u->op == ADD) {
+    if (auto k = canonical_const(*u->src[1], dt)) {
+      if (*k == 0) return false;
+      u = u->src[0].get();
+    }
+  }
+  std::array<const UOp*, 16> atoms;
+  size_t n = 0, divs = 0, mods = 0;
+  for (bool last = false; !last;) {
+    const UOp* t = u;
+    if (u->op == ADD && u->dtype == dt) {
+      t = u->src[1].get();
+      u = u->src[0].get();
+    } else {
+      last = true;
+    }
+    if (t->dtype != dt) return false;
+    const UOp* atom = t;
+    if (t->op == MUL && t->src[1]->is_const()) {
+      auto c = canonical_const(*t->src[1], dt);
+      if (!c || *c == 0 || *c == 1) return false;
+      atom = t->src[0].get();
+    }
+    if (atom->dtype != dt || atom->op == ADD || atom->op == SUB || atom->op == NEG ||
+        atom->op == CONST)
+      return false;
+    if (atom->op == MUL && (atom->src[0]->is_const() || atom->src[1]->is_const())) return false;
+    divs += atom->op == IDIV;
+    mods += atom->op == MOD;
+    if (n == atoms.size()) return false;
+    for (size_t i = 0; i < n; ++i)
+      if (atoms[i] == atom) return false;
+    atoms[n++] = atom;
+  }
+  // merge_divmod pairs an IDIV with a MOD, or groups IDIVs by divisor.
+  return divs == 0 || (divs == 1 && mods == 0);
+}
+
 // ADD/SUB/NEG/MUL-by-constant on integers -> the canonical linear form.
 // Signed only: on unsigned types x-y would become x+y*4294967295, correct but unreadable.
 UOpPtr canonical_sum(const UOpPtr& root) {
-  if (!is_sint(root->dtype)) return nullptr;
+  if (!is_sint(root->dtype) || already_canonical(*root)) return nullptr;
   Linear lin(root->dtype);
   if (!linearize(root, 1, lin)) return nullptr;
   lin.drop_zeros();
@@ -638,7 +762,7 @@ UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
   if (g > 1) return lt(build(scaled(lin, 1, g)), cst(dt, ceildiv(cp, g)));
   // Terms with coefficient 1 whose sum stays in [0, d), where d divides cp and every other
   // coefficient: d*M + P < d*K <=> M < K.
-  std::vector<std::pair<UOpPtr, int64_t>> small, rest;
+  Terms small, rest;
   for (const auto& t : lin.terms) (t.second == 1 ? small : rest).push_back(t);
   if (!rest.empty() && !small.empty()) {
     i128 d = cp;

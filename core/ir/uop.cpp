@@ -1,7 +1,7 @@
 // UOp interning and lifetime.
 //
 // The node table is sharded by hash, each shard a multimap from hash to node under its own
-// mutex, so that parallel compile threads rarely contend. A node whose count drops to zero
+// spin lock, so that parallel compile threads rarely contend. A node whose count drops to zero
 // is removed from the table by the thread that dropped it; a concurrent lookup that finds it
 // first sees a zero count (try_retain fails), replaces the table entry with a fresh node, and
 // the dying node then finds no entry of its own to remove. Destruction is iterative: freeing
@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <thread>
+
+#include <boost/container/small_vector.hpp>
 
 #include "minmax.hpp"
 #include "tg/error.hpp"
@@ -27,10 +30,28 @@ inline size_t mix(size_t h, size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
+// arg_hash, with the args of most nodes (none, an integer) inline.
+size_t node_arg_hash(const Arg& arg) {
+  if (std::holds_alternative<std::monostate>(arg)) return arg.index();
+  if (const auto* i = std::get_if<int64_t>(&arg)) return mix(arg.index(), static_cast<size_t>(*i));
+  return arg_hash(arg);
+}
+
+// arg_equal, with the args of most nodes inline.
+bool node_arg_equal(const Arg& a, const Arg& b) {
+  if (a.index() != b.index()) return false;
+  if (std::holds_alternative<std::monostate>(a)) return true;
+  if (const auto* i = std::get_if<int64_t>(&a)) return *i == *std::get_if<int64_t>(&b);
+  return arg_equal(a, b);
+}
+
 size_t node_hash(Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
-  size_t h = mix(static_cast<size_t>(op), dtype.hash());
+  // The dtype's fields packed as DType::hash packs them, without the call.
+  const uint64_t packed = uint64_t(dtype.scalar_type) | (uint64_t(dtype.count) << 8) |
+                          (uint64_t(dtype.is_ptr) << 24) | (uint64_t(dtype.addrspace) << 25);
+  size_t h = mix(mix(static_cast<size_t>(op), packed), static_cast<size_t>(dtype.size));
   for (const UOpPtr& s : src) h = mix(h, std::hash<const void*>()(s.get()));
-  h = mix(h, arg_hash(arg));
+  h = mix(h, node_arg_hash(arg));
   // The table picks a shard from the low bits and a bucket from the next ones; hash_combine
   // alone leaves them correlated (source addresses are 16-byte aligned). MurmurHash3's
   // finalizer spreads every input bit over the word (tg_bench_rewrite: 1.2-1.6x).
@@ -43,7 +64,8 @@ size_t node_hash(Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& ar
 
 bool same_content(const UOp& u, Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
   return u.op == op && u.dtype == dtype &&
-         std::equal(u.src.begin(), u.src.end(), src.begin(), src.end()) && arg_equal(u.arg, arg);
+         std::equal(u.src.begin(), u.src.end(), src.begin(), src.end()) &&
+         node_arg_equal(u.arg, arg);
 }
 
 // Values bound to variables never enter the graph (tg/ir/sint.hpp): a node is the same for
@@ -60,6 +82,28 @@ void strip_bindings(Arg& arg) {
   }
 }
 
+// A shard's lock. It is held for a few probes at a time, so a waiting thread spins briefly,
+// then yields (BEAM compiles candidates on several threads); uncontended it is one atomic
+// exchange and one store, cheaper than a mutex.
+class SpinLock {
+public:
+  void lock() noexcept {
+    for (int spins = 0; flag_.exchange(true, std::memory_order_acquire);)
+      while (flag_.load(std::memory_order_relaxed))
+        if (++spins > 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+
+private:
+  std::atomic<bool> flag_{false};
+};
+
+// The nodes waiting to be freed by the outermost UOpTable::destroy running on this thread (it
+// lives on that call's stack), or null when none runs. Trivially destructible, so it is
+// readable at any point of thread or process exit.
+using Pending = boost::container::small_vector<const UOp*, 32>;
+thread_local Pending* t_pending = nullptr;
+
 } // namespace
 
 struct UOpTable {
@@ -67,7 +111,7 @@ struct UOpTable {
   // (UOp::next_in_table_), so interning allocates nothing but the node.
   static constexpr size_t kShards = 64;
   struct Shard {
-    std::mutex mu;
+    SpinLock mu;
     std::vector<UOp*> buckets = std::vector<UOp*>(1024, nullptr);
     size_t count = 0;
 
@@ -166,36 +210,24 @@ struct UOpTable {
     sh.unlink(u);
   }
 
-  // Frees `u` and, through a worklist, every source whose last reference it held.
+  // Frees `u` and, through a worklist, every source whose last reference it held: a free
+  // inside this loop (a source released by `delete`) only queues its node.
   static void destroy(const UOp* u) {
-    struct Worklist {
-      std::vector<const UOp*> pending;
-      bool draining = false;
-      ~Worklist() { g_worklist_gone = true; }
-    };
-    thread_local Worklist wl;
-    if (g_worklist_gone) { // thread or process exit (a static holding nodes): free recursively
-      unlink(u);
-      delete u;
+    if (Pending* outer = t_pending) {
+      outer->push_back(u);
       return;
     }
-    wl.pending.push_back(u);
-    if (wl.draining) return; // an outer call on this thread is draining the worklist
-    wl.draining = true;
-    while (!wl.pending.empty()) {
-      const UOp* n = wl.pending.back();
-      wl.pending.pop_back();
+    Pending pending{u};
+    t_pending = &pending;
+    while (!pending.empty()) {
+      const UOp* n = pending.back();
+      pending.pop_back();
       unlink(n);
       delete n; // releasing its sources may push them onto `pending`
     }
-    wl.draining = false;
+    t_pending = nullptr;
   }
-  // Set when this thread's worklist has been destroyed; trivially destructible, so it stays
-  // readable until the thread ends.
-  static thread_local bool g_worklist_gone;
 };
-
-thread_local bool UOpTable::g_worklist_gone = false;
 
 UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, size_t hash)
     : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash_(hash),

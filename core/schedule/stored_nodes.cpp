@@ -53,9 +53,44 @@ void store_memory_effects(ScheduleBuild& b) {
 // repeat its work: read through an EXPAND (recomputed for every element it is expanded to),
 // inside another REDUCE (recomputed for every step of that reduce: a batch norm's mean of a
 // convolution), or by two or more kernels (each recomputes it).
-// Walking down from the roots, per node: `expanded`/`reduced` say some path up to the kernel
-// that reads it crosses an EXPAND/REDUCE; `readers` lists the kernels (stored nodes) that
-// read it, up to two.
+// An elementwise node read through an EXPAND is stored too when recomputing it for every
+// element the EXPAND makes is costly: when what fuses under it reads two or more inputs, or
+// computes a transcendental (tinygrad stores every elementwise node under an expand). A weight
+// gradient (x^T @ dy) reads dy expanded over the other operand's columns, and a backward pass's dy
+// is a long chain (an activation's derivative, a norm's): BERT's FFN weight gradient recomputed a
+// 30-input chain 768 times per element (0.45 GFLOP/s); the FFN's second matmul recomputed GELU for
+// each of its 768 outputs. A cheap chain over one buffer still fuses: a quantized weight's
+// dequantization stays inside the matmul that reads it (the weight stays quantized in memory), an
+// index's normalization inside its gather. Walking down from the roots, per node:
+// `expanded`/`reduced` say some path up to the kernel that reads it crosses an EXPAND/REDUCE;
+// `readers` lists the kernels (stored nodes) that read it, up to two. Whether the elementwise chain
+// rooted at `u` (down to stored nodes, buffers and REDUCEs, each an input read from memory) reads
+// two or more inputs, or one and computes a transcendental: then recomputing it per element of an
+// expand costs more than storing it once. A chain of index arithmetic alone (an avg pool's divisors
+// from aranges) reads nothing and stays fused.
+bool costly_to_recompute(const UOp* u, const std::unordered_set<const UOp*>& stored) {
+  static constexpr OpSet kExpensive{Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::POW};
+  std::unordered_set<const UOp*> inputs, seen;
+  std::vector<const UOp*> stack{u};
+  bool expensive = false;
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n != u && (stored.count(n) || n->op == Ops::REDUCE)) {
+      inputs.insert(n);
+      continue;
+    }
+    if (n->op == Ops::BUFFER) {
+      inputs.insert(n);
+      continue;
+    }
+    expensive |= kExpensive.contains(n->op);
+    for (const UOpPtr& s : n->src) stack.push_back(s.get());
+  }
+  return inputs.size() >= 2 || (expensive && !inputs.empty());
+}
+
 void store_recomputed_reduces(ScheduleBuild& b) {
   const std::vector<const UOp*>& topo = b.sink->toposort();
   std::unordered_map<const UOp*, std::vector<const UOp*>> users;
@@ -85,7 +120,10 @@ void store_recomputed_reduces(ScheduleBuild& b) {
         r.reduced |= above.reduced || user->op == Ops::REDUCE;
         for (const UOp* k : above.readers) add_reader(r, k);
       }
-    if (u->op == Ops::REDUCE && (r.expanded || r.reduced || r.readers.size() > 1)) {
+    const bool elementwise =
+        GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST;
+    if ((u->op == Ops::REDUCE && (r.expanded || r.reduced || r.readers.size() > 1)) ||
+        (elementwise && r.expanded && costly_to_recompute(u, b.stored))) {
       b.stored.insert(u);
       r = Reach{};
     }

@@ -15,7 +15,7 @@ std::vector<std::string> captured(const UPat& p, const UOpPtr& n) {
   upat_match(p, n, caps, [&](Captures& cs) {
     std::string s;
     for (auto& e : cs.entries)
-      s += std::string(e.name) + "=" + std::string(op_name(e.node->op)) + " ";
+      s += std::string(e.name) + "=" + std::string(op_name(e.node()->op)) + " ";
     out.push_back(s);
     return false; // keep enumerating
   });

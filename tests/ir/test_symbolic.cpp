@@ -216,6 +216,23 @@ TEST_SUITE("ir.symbolic") {
     });
   }
 
+  TEST_CASE("a sum already in canonical form is kept; one that only looks canonical merges") {
+    Vars v;
+    const UOpPtr &x = v.x, &y = v.y, &z = v.z;
+    for (const UOpPtr& e : {(x * 3 + y) + 5, (x * y + z * 2) + -4, x * 7, x + y * -1})
+      CHECK(simplify(e) == e); // the same node: nothing rebuilt
+    check_cases({
+        // distinct atoms in canonical order, but an IDIV/MOD pair or a Hermite group to merge
+        CASE((x % 4) * 3 + (x / 4) * 12, "(x*3)"),
+        CASE((x % 4) * 3 + (x / 4) * 12 + y, "((x*3)+y)"),
+        CASE(x / 2 + (x + 1) / 2, "x"),
+        // canonical-looking but not canonical: a constant first, a product by 1, a zero
+        CASE(UOp::make(ADD, dtypes::index, {ci(2), x}), "(x+2)"),
+        CASE(UOp::make(MUL, dtypes::index, {x, ci(1)}) + y, "(x+y)"),
+        CASE(UOp::make(ADD, dtypes::index, {x + y, ci(0)}), "(x+y)"),
+    });
+  }
+
   TEST_CASE("div and mod by ranges") {
     Vars v;
     const UOpPtr &x = v.x, &y = v.y, &z = v.z, &w = v.w, &n = v.n, &big = v.big, &r = v.r;

@@ -53,6 +53,19 @@ TEST_SUITE("schedule.kernels") {
     Tensor a = realized({8, 16}), b = realized({16, 4});
     CHECK(kernels(a.matmul(b).schedule()) == 1);
   }
+  TEST_CASE("a matmul operand that would be recomputed per output column is stored first") {
+    Tensor x = realized({64, 32}), a = realized({64, 48}), b = realized({64, 48});
+    Tensor w = realized({48, 16});
+    // A weight gradient x^T @ (a * b): the product reads two buffers and is read through an
+    // expand over x's 32 columns: stored, then a plain matmul.
+    CHECK(kernels(x.transpose(0, 1).matmul(a * b).schedule()) == 2);
+    // A transcendental under the expand (GELU before a matmul): stored.
+    CHECK(kernels(a.exp().matmul(w).schedule()) == 2);
+    // A cheap chain over one buffer (a cast, a scale, a dequantization) fuses into the matmul.
+    CHECK(kernels((a * 2 + 1).matmul(w).schedule()) == 1);
+    Tensor h = Tensor::empty({64, 48}, dtypes::float16, "NULL");
+    CHECK(kernels(h.cast(dtypes::float32).matmul(w).schedule()) == 1);
+  }
   TEST_CASE("a large reduce into one value is split in two kernels (parallel partials)") {
     CHECK(kernels(realized({1 << 20}).sum().schedule()) == 2);
     CHECK(kernels(realized({4, 1 << 18}).max({1}).schedule()) == 2);

@@ -415,10 +415,12 @@ TEST_SUITE("tensor.grad_nn") {
   }
 
   // The forward loss and the gradients of input, conv weight, bn weight and bias of
-  // sum(relu(batch_norm(conv2d(x, w), training))), scheduled together on NULL. Measured: 15
+  // sum(relu(batch_norm(conv2d(x, w), training))), scheduled together on NULL. Measured: 16
   // kernels (x 8x16x16x16, w 32x16x3x3): x padded (stored: padded convolutions read a stored
-  // copy), the conv output (stored, 8x32x16x16), the batch mean and variance, the loss, two
-  // per-channel sums the batch_norm backward needs, the output gradient dy (stored once: both
+  // copy), the conv output (stored, 8x32x16x16), the batch mean and variance, the inverse
+  // standard deviation (stored: its square root would be recomputed for every element it is
+  // expanded to), the loss, two per-channel sums the batch_norm backward needs, the output
+  // gradient dy (stored once: both
   // gradient convolutions read it, and d weight once per filter tap), dy padded for d input (a
   // transposed convolution), the flipped and regrouped filter (stored in its new order, so the
   // reduce reads it contiguously), d input, x channels-last and d conv weight (convolutions
@@ -435,6 +437,6 @@ TEST_SUITE("tensor.grad_nn") {
     REQUIRE(w.grad().shape() == Shape{32, 16, 3, 3});
     const int64_t n = kernels(Tensor::schedule_all({loss, x.grad(), w.grad(), g.grad(), b.grad()}));
     MESSAGE("conv2d -> batch_norm -> relu forward + backward: " << n << " kernels");
-    CHECK(n <= 15);
+    CHECK(n <= 16);
   }
 }

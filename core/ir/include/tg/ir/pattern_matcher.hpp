@@ -95,7 +95,7 @@ public:
   // the rule and raises tg::Error naming it.
   const UOpPtr& operator[](std::string_view name) const;
   bool has(std::string_view name) const;
-  const UOpPtr& root() const { return root_; } // the node the pattern's root matched
+  const UOpPtr& root() const; // the node the pattern's root matched (null outside a rewrite)
 
   // The context passed to graph_rewrite, as T. A rule that needs a context its rewrite was
   // not given raises tg::Error.
@@ -106,13 +106,16 @@ public:
     return *static_cast<T*>(ctx_);
   }
 
-  // Internals used by the matcher.
+  // Internals used by the matcher. A capture refers to the UOpPtr that holds the matched node
+  // (the root given to the matcher, or a source slot of a node above it), which outlives the
+  // match, so capturing costs no reference count.
   struct Entry {
     std::string_view name;
-    UOpPtr node;
+    const UOpPtr* ref;
+    const UOpPtr& node() const { return *ref; }
   };
   std::vector<Entry> entries;
-  UOpPtr root_;
+  const UOpPtr* root_ = nullptr;
   void* ctx_ = nullptr;
   const std::type_info* ctx_type_ = nullptr;
 };
