@@ -185,8 +185,13 @@ Tensor Tensor::sign() const {
   // -1, 0 or 1 in the input's dtype; nan gives 0 as in PyTorch ((0 < x) - (x < 0); numpy and
   // tinygrad give nan), bool is returned unchanged.
   if (dtype().is_bool()) return *this;
-  return gt(0).where(scalar_like(int64_t{1}),
-                     lt(0).where(scalar_like(int64_t{-1}), scalar_like(int64_t{0})));
+  const Tensor r = gt(0).where(scalar_like(int64_t{1}),
+                               lt(0).where(scalar_like(int64_t{-1}), scalar_like(int64_t{0})));
+  if (!dtype().is_float()) return r;
+  // The gradient is zero (PyTorch's), not missing: this tensor stays in the graph.
+  return detail::with_gradient(r, {*this}, "sign", [](const Tensor&, const auto& in) {
+    return std::vector<Tensor>{Tensor::zeros_like(in[0])};
+  });
 }
 Tensor Tensor::isnan() const {
   if (!dtype().is_float()) return Tensor::zeros(shape(), dtypes::bool_, device());
@@ -233,9 +238,17 @@ Tensor Tensor::copysign(const Tensor& o) const {
   // x. |x| is x or -x by x's own sign bit: abs() (a max) would leave a nan's sign undefined.
   const DType dt = least_upper_float(least_upper_dtype({dtype(), o.dtype()}));
   auto sign_bit = [&](const Tensor& t) { return t.cast(dt).bitcast(int_of_width(dt)).lt(0); };
-  Tensor x = cast(dt);
+  Tensor x = cast(dt), y = o.cast(dt);
   Tensor mag = sign_bit(x).where(x.neg(), x);
-  return sign_bit(o).where(mag.neg(), mag);
+  const Tensor r = sign_bit(y).where(mag.neg(), mag);
+  // PyTorch's gradients: result / x for x (0 where x is 0), zero for the sign's source.
+  return detail::with_gradient(
+      r, {x.expand(r.shape()), y.expand(r.shape()), r}, "copysign",
+      [](const Tensor& g, const auto& in) {
+        const Tensor &xi = in[0], &ri = in[2];
+        const Tensor ratio = xi.eq(0.0).where(0.0, ri.div(xi));
+        return std::vector<Tensor>{g.mul(ratio), Tensor::zeros_like(in[1]), Tensor()};
+      });
 }
 Tensor Tensor::copysign(Scalar o) const { return copysign(as_float(*this).scalar_like(o)); }
 

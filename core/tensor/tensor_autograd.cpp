@@ -13,6 +13,25 @@ namespace tg {
 
 bool Tensor::training = false;
 
+Tensor detail::with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
+                             const std::string& name, const GradRule& rule) {
+  register_vjp(name, [rule](const UOpPtr& grad, std::span<const UOpPtr> in) {
+    std::vector<Tensor> ins;
+    for (const UOpPtr& u : in) ins.push_back(make(u, {}));
+    std::vector<UOpPtr> out;
+    for (const Tensor& g : rule(make(grad, {}), ins))
+      out.push_back(g.defined() ? g.uop() : nullptr);
+    return out;
+  });
+  std::vector<UOpPtr> srcs;
+  std::vector<const Tensor*> parents{&value};
+  for (const Tensor& t : inputs) {
+    srcs.push_back(t.uop());
+    parents.push_back(&t);
+  }
+  return make(custom_vjp(value.uop(), srcs, name), parents);
+}
+
 namespace {
 
 // d(root) as a node: ones for a one-element root, else `gradient` checked against the root.

@@ -455,13 +455,19 @@ PoolArgs pool_args(const Tensor& x, const Tensor::IntOrTuple& kernel,
   a.k = expand_arg(kernel, nsp, op, "kernel_size", 1);
   a.s = stride && !stride->v.empty() ? expand_arg(*stride, nsp, op, "stride", 1) : a.k;
   a.d = expand_arg(dilation, nsp, op, "dilation", 1);
-  const Ints p = expand_arg(pad, nsp, op, "padding", 0);
+  if (pad.v.size() == 2 * nsp) {
+    // F.pad's flat order: (before, after) of the last spatial dimension first.
+    for (size_t j = 0; j < nsp; ++j)
+      a.pads.emplace_back(pad.v[2 * (nsp - 1 - j)], pad.v[2 * (nsp - 1 - j) + 1]);
+  } else {
+    for (int64_t p : expand_arg(pad, nsp, op, "padding", 0)) a.pads.emplace_back(p, p);
+  }
   for (size_t j = 0; j < nsp; ++j) {
     const int64_t span = max_pool ? a.d[j] * (a.k[j] - 1) + 1 : a.k[j];
-    if (2 * p[j] > span)
-      throw Error(op + ": padding " + ints_str(p) + " should be at most half of the " +
+    const auto [before, after] = a.pads[j];
+    if (before < 0 || after < 0 || 2 * std::max(before, after) > span)
+      throw Error(op + ": padding " + ints_str(pad.v) + " must be >= 0 and at most half of the " +
                   (max_pool ? "effective " : "") + "kernel size " + ints_str(a.k));
-    a.pads.emplace_back(p[j], p[j]);
   }
   return a;
 }
@@ -546,9 +552,10 @@ Tensor avg_pool_nd(const Tensor& x, const Tensor::IntOrTuple& kernel,
     Tensor cnt;
     for (size_t j = 0; j < nsp; ++j) {
       const int64_t o = sum.shape()[static_cast<size_t>(nd_out) - nsp + j];
-      const int64_t i = x.shape()[nd + j], p = a.pads[j].first;
-      Tensor start = Tensor::arange(o, dtypes::int32, x.device()).mul(a.s[j]).sub(p);
-      Tensor end = start.add(a.k[j]).minimum(i + p);
+      const int64_t i = x.shape()[nd + j];
+      const auto [before, after] = a.pads[j];
+      Tensor start = Tensor::arange(o, dtypes::int32, x.device()).mul(a.s[j]).sub(before);
+      Tensor end = start.add(a.k[j]).minimum(i + after);
       Tensor len = count_include_pad ? end.sub(start) : end.minimum(i).sub(start.maximum(0));
       Shape sh(nsp, 1);
       sh[j] = o;
@@ -652,6 +659,46 @@ std::pair<Tensor, Tensor> adaptive_max_pool_nd(const Tensor& x,
   return {r, idx.mul(-1).add(n)};
 }
 
+Tensor max_unpool_nd(const Tensor& x, const Tensor& indices, const Tensor::IntOrTuple& kernel,
+                     const std::optional<Tensor::IntOrTuple>& stride, const Tensor::IntOrTuple& pad,
+                     const std::optional<Ints>& output_size, const Tensor::IntOrTuple& dilation,
+                     size_t nsp, const std::string& op) {
+  const PoolArgs a = pool_args(x, kernel, stride, pad, dilation, nsp, true, op);
+  if (indices.shape() != x.shape())
+    throw Error(op + ": indices " + shape_str(indices.shape()) + " must have the input's shape " +
+                shape_str(x.shape()));
+  if (!indices.dtype().is_int())
+    throw Error(op + ": indices must be integers, got " + indices.dtype().name());
+  const size_t nd = static_cast<size_t>(x.ndim()) - nsp;
+  Ints out(nsp);
+  if (output_size) {
+    if (output_size->size() < nsp)
+      throw Error(op + ": output_size " + ints_str(*output_size) + " needs at least " +
+                  std::to_string(nsp) + " entries (the spatial size)");
+    std::copy(output_size->end() - static_cast<std::ptrdiff_t>(nsp), output_size->end(),
+              out.begin());
+  } else {
+    for (size_t j = 0; j < nsp; ++j)
+      out[j] = (x.size(static_cast<int64_t>(nd + j)) - 1) * a.s[j] - a.pads[j].first -
+               a.pads[j].second + a.d[j] * (a.k[j] - 1) + 1;
+  }
+  int64_t plane = 1, in_plane = 1;
+  for (int64_t o : out) {
+    if (o < 0) throw Error(op + ": output size " + ints_str(out) + " is negative");
+    plane *= o;
+  }
+  Shape lead(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(nd));
+  for (size_t j = nd; j < static_cast<size_t>(x.ndim()); ++j) in_plane *= x.shape()[j].eval({});
+  // Every output position compares itself with every index of its plane: one reduce.
+  Shape col = lead, row(nd, 1), result = lead;
+  col.insert(col.end(), {in_plane, 1});
+  row.insert(row.end(), {1, plane});
+  result.insert(result.end(), out.begin(), out.end());
+  const Tensor pos = Tensor::arange(plane, dtypes::int32, x.device()).reshape(row);
+  const Tensor hit = indices.cast(dtypes::int32).reshape(col).eq(pos);
+  return hit.where(x.reshape(col), 0).sum({-2}).cast(x.dtype()).reshape(result);
+}
+
 } // namespace
 
 Tensor detail::sliding_windows(const Tensor& x, const Ints& k, const Ints& s, const Ints& d,
@@ -682,6 +729,35 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const OptTensor& bias, Int
                                 IntOrTuple dilation) const {
   return conv_transpose_nd(*this, weight, bias, stride, padding, output_padding, groups, dilation,
                            2, "conv_transpose2d");
+}
+
+Tensor Tensor::conv_transpose3d(const Tensor& weight, const OptTensor& bias, IntOrTuple stride,
+                                IntOrTuple padding, IntOrTuple output_padding, int64_t groups,
+                                IntOrTuple dilation) const {
+  return conv_transpose_nd(*this, weight, bias, stride, padding, output_padding, groups, dilation,
+                           3, "conv_transpose3d");
+}
+
+Tensor Tensor::max_unpool1d(const Tensor& indices, IntOrTuple kernel_size,
+                            std::optional<IntOrTuple> stride, IntOrTuple padding,
+                            std::optional<std::vector<int64_t>> output_size,
+                            IntOrTuple dilation) const {
+  return max_unpool_nd(*this, indices, kernel_size, stride, padding, output_size, dilation, 1,
+                       "max_unpool1d");
+}
+Tensor Tensor::max_unpool2d(const Tensor& indices, IntOrTuple kernel_size,
+                            std::optional<IntOrTuple> stride, IntOrTuple padding,
+                            std::optional<std::vector<int64_t>> output_size,
+                            IntOrTuple dilation) const {
+  return max_unpool_nd(*this, indices, kernel_size, stride, padding, output_size, dilation, 2,
+                       "max_unpool2d");
+}
+Tensor Tensor::max_unpool3d(const Tensor& indices, IntOrTuple kernel_size,
+                            std::optional<IntOrTuple> stride, IntOrTuple padding,
+                            std::optional<std::vector<int64_t>> output_size,
+                            IntOrTuple dilation) const {
+  return max_unpool_nd(*this, indices, kernel_size, stride, padding, output_size, dilation, 3,
+                       "max_unpool3d");
 }
 
 Tensor Tensor::max_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride,

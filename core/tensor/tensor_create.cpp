@@ -1,5 +1,6 @@
 // Creating tensors: constants, ranges, identity, uninitialized memory.
 #include <cmath>
+#include <cstdio>
 
 #include "tensor_internal.hpp"
 #include "tg/error.hpp"
@@ -62,6 +63,22 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
   const bool integral = start == std::trunc(start) && step == std::trunc(step);
   const DType dt = dtype.value_or(integral ? dtypes::int32 : dtypes::float32);
+  if (n > 0 && !dt.is_float() && !dt.is_bool()) {
+    // An integer range must fit its dtype (PyTorch would wrap silently; tinygrad refuses).
+    const int bits = 8 * static_cast<int>(dt.itemsize());
+    const double lo = dt.is_unsigned() ? 0.0 : -std::ldexp(1.0, bits - 1);
+    const double hi = std::ldexp(1.0, dt.is_unsigned() ? bits : bits - 1) - 1;
+    const double last = start + static_cast<double>(n - 1) * step;
+    const auto str = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f", v);
+      return std::string(buf);
+    };
+    for (double v : {start, last})
+      if (v < lo || v > hi)
+        throw OverflowError("arange: value " + str(v) + " of the range is outside " + dt.name() +
+                            " [" + str(lo) + ", " + str(hi) + "]: give a wider dtype");
+  }
   // 64-bit integers count in their own dtype: start + i*step may leave int32's range.
   Tensor i = arange(n, dt.is_float() || dt.itemsize() > 4 ? dt : dtypes::int32, device);
   if (dt.is_float()) return i.mul(step).add(start).cast(dt);

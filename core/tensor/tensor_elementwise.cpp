@@ -214,8 +214,14 @@ Tensor Tensor::cos() const {
 // x <= 0 selects 0, so relu(nan) is nan and the gradient at 0 is 0 (PyTorch).
 Tensor Tensor::relu() const { return le(0).where(0, *this); }
 Tensor Tensor::sigmoid() const {
+  // The gradient is PyTorch's closed form s * (1 - s): differentiating 1 / (1 + exp(-x)) gives
+  // 0 * inf = nan where exp(-x) overflows (x < -88 in float32).
   return in_float32(*this, [](const Tensor& x) {
-    return x.mul(-1.0 / std::numbers::ln2).exp2().add(1).reciprocal();
+    const Tensor s = x.mul(-1.0 / std::numbers::ln2).exp2().add(1).reciprocal();
+    return detail::with_gradient(s, {x, s}, "sigmoid", [](const Tensor& g, const auto& in) {
+      const Tensor& y = in[1];
+      return std::vector<Tensor>{g.mul(y.mul(y.neg().add(1.0))), Tensor()};
+    });
   });
 }
 Tensor Tensor::tanh() const {
@@ -248,6 +254,7 @@ Tensor Tensor::round() const {
 // Selects rather than maximum/minimum: PyTorch passes the gradient where x equals a bound (only
 // x < min and x > max are cut off) and keeps NaN; min above max gives max everywhere.
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  if (!min && !max) throw Error("clamp: at least one of min and max must be given");
   Tensor r = *this;
   if (min) {
     const Tensor lo = r.scalar_like(*min);
@@ -339,10 +346,12 @@ Tensor Tensor::bitwise_xor(const Tensor& o) const {
 }
 Tensor Tensor::lshift(const Tensor& o) const {
   require_int(*this, "lshift");
+  require_int(o, "lshift"); // a float shift amount is refused, as PyTorch
   return alu(Ops::SHL, prepare({this, &o}, "lshift", dtype()));
 }
 Tensor Tensor::rshift(const Tensor& o) const {
   require_int(*this, "rshift");
+  require_int(o, "rshift"); // a float shift amount is refused, as PyTorch
   return alu(Ops::SHR, prepare({this, &o}, "rshift", dtype()));
 }
 Tensor Tensor::lt(const Tensor& o) const { return compare(Ops::CMPLT, *this, o, "lt"); }

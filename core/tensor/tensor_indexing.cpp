@@ -138,7 +138,7 @@ Parsed parse_index(const Tensor& self, std::vector<Index> indices, const std::st
     else if (ix.kind != K::NewAxis)
       ++consumed;
   }
-  if (ellipses > 1) throw Error(op + ": an index can only have a single Ellipsis");
+  if (ellipses > 1) throw Error(op + ": an index can only have a single ellipsis (...)");
   if (consumed > self.ndim())
     throw Error(op + ": too many indices for a tensor of shape " + shape_str(self.shape()) + ": " +
                 std::to_string(consumed) + " axes indexed but it has " +
@@ -659,6 +659,56 @@ Tensor Tensor::masked_select(const Tensor& mask) const {
   // The output's length is the mask's count of true values: read on the host.
   const std::vector<int64_t> flat = host_nonzero(broadcast_to(mask, s).flatten())[0];
   return broadcast_to(*this, s).flatten().getitem({Index(int_tensor(flat, device()))});
+}
+
+namespace {
+
+// For a flat bool mask of n > 0 elements and a length size > 0: the position of the j-th true
+// element for j < size (clamped to n - 1 past the last one), and whether there is a j-th one
+// (both (size,)). The j-th true element is where the running count of true values first
+// exceeds j, so its position is the number of elements whose running count is at most j.
+// Lazy (an (n, size) comparison, no host read).
+std::pair<Tensor, Tensor> selected_positions(const Tensor& flat_mask, int64_t size) {
+  const int64_t n = flat_mask.numel();
+  const std::string dev = flat_mask.device();
+  const Tensor running = flat_mask.cast(dtypes::int32).cumsum(0).cast(dtypes::int32);
+  const Tensor j = Tensor::arange(size, dtypes::int32, dev);
+  const Tensor pos = running.reshape({1, n}).le(j.reshape({size, 1})).cast(dtypes::int32).sum({1});
+  const Tensor valid = j.lt(running.reshape({n}).max());
+  return {pos.cast(dtypes::int32).minimum(n - 1), valid};
+}
+
+} // namespace
+
+Tensor Tensor::masked_select(const Tensor& mask, int64_t size, Scalar fill_value) const {
+  if (!mask.dtype().is_bool())
+    throw Error("masked_select: mask must be bool, got " + mask.dtype().name());
+  if (size < 0)
+    throw Error("masked_select: size must be non-negative, got " + std::to_string(size));
+  const Shape s = broadcast_shapes({shape(), mask.shape()}, "masked_select: input and mask");
+  const Tensor x = broadcast_to(*this, s).flatten();
+  const Tensor fill = Tensor::full({}, fill_value, dtype(), device());
+  if (size == 0 || x.numel() == 0) return Tensor::full({size}, fill_value, dtype(), device());
+  const auto [pos, valid] = selected_positions(broadcast_to(mask, s).flatten(), size);
+  return valid.where(x.gather(0, pos), fill);
+}
+
+Tensor Tensor::nonzero_static(int64_t size, int64_t fill_value) const {
+  if (size < 0)
+    throw Error("nonzero_static: size must be non-negative, got " + std::to_string(size));
+  const int64_t nd = ndim();
+  const Tensor fill = Tensor::full({}, fill_value, dtypes::int32, device());
+  if (size == 0 || nd == 0 || numel() == 0)
+    return Tensor::full({size, nd}, fill_value, dtypes::int32, device());
+  const auto [pos, valid] = selected_positions(ne(scalar_like(int64_t{0})).flatten(), size);
+  // The row-major multi-index of each position, one column per axis.
+  std::vector<Tensor> cols;
+  int64_t stride = numel();
+  for (int64_t d = 0; d < nd; ++d) {
+    stride /= this->size(d);
+    cols.push_back(pos.idiv(stride).mod(this->size(d)).reshape({size, 1}));
+  }
+  return valid.reshape({size, 1}).where(Tensor::cat(cols, 1), fill);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

@@ -113,6 +113,13 @@ Tensor Tensor::glorot_uniform(const Shape& shape, double gain, DType dtype,
   return uniform(shape, -bound, bound, dtype, device);
 }
 
+Tensor Tensor::scaled_uniform(const Shape& shape, DType dtype, const std::string& device) {
+  int64_t n = 1;
+  for (const sint& d : shape) n *= d.eval({});
+  if (n == 0) return Tensor::zeros(shape, dtype, device);
+  return uniform(shape, -1, 1, dtype, device).mul(1.0 / std::sqrt(static_cast<double>(n)));
+}
+
 Tensor Tensor::randperm(int64_t n, DType dtype, const std::string& device) {
   if (n < 0) throw Error("randperm: n must be non-negative, got " + std::to_string(n));
   if (dtype.is_bool()) throw Error("randperm: dtype bool cannot hold a permutation");

@@ -1,6 +1,7 @@
 #pragma once
 // What the Tensor's implementation files share: the state behind a handle and helpers to make
 // tensors from nodes.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,15 @@ Tensor max_to_first(const Tensor& t, const std::vector<int64_t>& axes);
 Tensor sliding_windows(const Tensor& x, const std::vector<int64_t>& k,
                        const std::vector<int64_t>& s, const std::vector<int64_t>& d,
                        const std::string& op);
+// `value` whose gradient to `inputs` is `rule`'s (PyTorch's closed forms, where differentiating
+// the graph that computes `value` loses precision or gives nan at extremes) rather than the
+// graph's own. The rule gets the incoming gradient and the inputs and returns one gradient per
+// input (an undefined Tensor: none). `name` registers the rule once, so it must say everything
+// the rule depends on (an axis, a constant).
+using GradRule =
+    std::function<std::vector<Tensor>(const Tensor& grad, const std::vector<Tensor>& inputs)>;
+Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
+                     const std::string& name, const GradRule& rule);
 // An order-reversing map, so min(x) = order_reversed(max(order_reversed(x))) without overflow.
 Tensor order_reversed(const Tensor& t);
 // a == b, with NaN equal to NaN.

@@ -182,8 +182,9 @@ Tensor Tensor::squeeze(std::optional<int64_t> dim) const {
       if (d != 1) s.push_back(d);
     return reshape(s);
   }
-  if (ndim() == 0) return *this;
+  // A 0-d tensor takes dimensions -1 and 0, as PyTorch (and nothing else).
   const int64_t ax = normalize_axis(*dim, ndim(), "squeeze");
+  if (ndim() == 0) return *this;
   if (shape()[static_cast<size_t>(ax)] != 1) return *this;
   s = shape();
   s.erase(s.begin() + ax);
@@ -321,6 +322,13 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 Tensor Tensor::contiguous() const {
   return make(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), {this});
+}
+
+Tensor Tensor::clone() const {
+  // Memory is copied (a COPY to the same device); anything else is computed into a new buffer.
+  if (is_contiguous_buffer_view(uop()))
+    return make(UOp::make(Ops::COPY, dtype(), {uop(), detail::device_node(device())}), {this});
+  return contiguous();
 }
 
 Tensor Tensor::detach() const { return make(UOp::make(Ops::DETACH, dtype(), {uop()}), {this}); }

@@ -63,7 +63,8 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const PadMo
                 shape_str(shape()) + "; give one pair per axis");
   if (mode == "constant") return pad(padding, value);
   if (mode != "reflect" && mode != "replicate" && mode != "circular")
-    throw Error("pad: mode must be constant, reflect, replicate or circular; got \"" + mode + "\"");
+    throw NotImplementedError("pad: mode must be constant, reflect, replicate or circular; got \"" +
+                              mode + "\"");
   if (mode == "circular") {
     // Negative padding crops first (PyTorch), then the wrap comes from the cropped tensor.
     Pairs crop, add;

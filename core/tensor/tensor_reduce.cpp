@@ -11,6 +11,8 @@ namespace tg {
 namespace {
 
 using detail::make;
+using detail::normalize_axis;
+using detail::with_gradient;
 
 std::vector<int64_t> reduce_axes(const Tensor& t, std::vector<int64_t> axes, const char* op) {
   if (axes.empty()) {
@@ -100,9 +102,18 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
 
 Tensor Tensor::softmax(int64_t axis) const {
   Tensor x = cast(least_upper_float(dtype()));
-  Tensor m = x.sub(x.max({axis}, true));
+  const int64_t ax = normalize_axis(axis, ndim(), "softmax");
+  Tensor m = x.sub(x.max({ax}, true));
   Tensor e = m.exp();
-  return e.div(e.sum({axis}, true));
+  const Tensor y = e.div(e.sum({ax}, true));
+  // PyTorch's closed-form gradient y * (g - sum(g * y)): the graph's own (through the max
+  // shift, exp and division) rounds to errors larger than the tiny gradients of a sum.
+  return with_gradient(
+      y, {x, y}, "softmax:" + std::to_string(ax),
+      [ax](const Tensor& g, const std::vector<Tensor>& in) {
+        const Tensor& s = in[1];
+        return std::vector<Tensor>{s.mul(g.sub(g.mul(s).sum({ax}, true))), Tensor()};
+      });
 }
 
 Tensor Tensor::matmul(const Tensor& o) const {

@@ -160,9 +160,13 @@ Tensor Tensor::asinh() const {
 }
 
 Tensor Tensor::atanh() const {
-  // 0.5 * log1p(2x / (1 - x)): exact near 0; +-1 give +-inf, |x| > 1 nan.
+  // 0.5 * log1p(2x / (1 - x)): exact near 0; +-1 give +-inf, |x| > 1 nan. The gradient is
+  // PyTorch's 1 / (1 - x^2), finite (not nan) where |x| > 1.
   Tensor x = as_float(*this);
-  return x.mul(2.0).div(x.neg().add(1.0)).log1p().mul(0.5);
+  const Tensor r = x.mul(2.0).div(x.neg().add(1.0)).log1p().mul(0.5);
+  return detail::with_gradient(r, {x}, "atanh", [](const Tensor& g, const auto& in) {
+    return std::vector<Tensor>{g.div(in[0].mul(in[0]).neg().add(1.0))};
+  });
 }
 
 Tensor Tensor::acosh() const {
@@ -174,7 +178,12 @@ Tensor Tensor::acosh() const {
   Tensor t = safe(huge.logical_not(), x, 1.0).sub(1.0);
   Tensor small = t.add(t.mul(t.add(2.0)).sqrt()).log1p();
   Tensor big = safe(huge, x, 1.0).log().add(std::numbers::ln2);
-  return back_to(huge.where(big, small), *this);
+  // The gradient is PyTorch's 1 / sqrt(x^2 - 1), finite (not nan) below -1.
+  const Tensor r = detail::with_gradient(
+      huge.where(big, small), {x}, "acosh", [](const Tensor& g, const auto& in) {
+        return std::vector<Tensor>{g.div(in[0].mul(in[0]).sub(1.0).sqrt())};
+      });
+  return back_to(r, *this);
 }
 
 Tensor Tensor::frac() const {

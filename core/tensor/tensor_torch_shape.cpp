@@ -76,10 +76,21 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size_, int64_t step) const {
                 "], the size of dimension " + std::to_string(dimension));
   if (ndim() == 0) return reshape({1});
   if (size_ == 0) {
-    Shape s = shape();
-    s[static_cast<size_t>(ax)] = n / step + 1;
-    s.push_back(0);
-    return Tensor::zeros(s, dtype(), device());
+    // Empty windows, still computed from this tensor (so its gradient is zeros, not missing):
+    // a new last axis cropped to nothing, then dimension `ax` cropped or padded to the count.
+    Tensor e = unsqueeze(-1);
+    std::vector<std::pair<int64_t, int64_t>> crop(static_cast<size_t>(e.ndim()), {0, 0});
+    for (int64_t d = 0; d < e.ndim(); ++d) crop[static_cast<size_t>(d)] = {0, e.size(d)};
+    crop.back() = {0, 0};
+    const int64_t windows = n / step + 1;
+    crop[static_cast<size_t>(ax)] = {0, std::min(n, windows)};
+    e = e.shrink(crop);
+    if (windows > n) {
+      std::vector<std::pair<int64_t, int64_t>> grow(static_cast<size_t>(e.ndim()), {0, 0});
+      grow[static_cast<size_t>(ax)] = {0, windows - n};
+      e = e.pad(grow);
+    }
+    return e;
   }
   Tensor x = transpose(ax, -1);
   Tensor w = detail::sliding_windows(x, {size_}, {step}, {1}, "unfold"); // (..., o, size)
@@ -158,8 +169,8 @@ Tensor Tensor::nonzero() const {
   // The number of rows depends on the values: realize and read them (PyTorch syncs too).
   const int64_t nd = ndim();
   const std::vector<bool> nz = ne(scalar_like(int64_t{0})).to_vector<bool>();
-  std::vector<int64_t> rows;
-  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+  std::vector<int32_t> rows;
+  std::vector<int32_t> idx(static_cast<size_t>(nd), 0);
   for (size_t flat = 0; flat < nz.size(); ++flat) {
     if (nz[flat]) rows.insert(rows.end(), idx.begin(), idx.end());
     for (int64_t d = nd - 1; d >= 0; --d) { // the next row-major multi-index
@@ -169,7 +180,7 @@ Tensor Tensor::nonzero() const {
   }
   const int64_t count = nd == 0 ? static_cast<int64_t>(rows.size() == 0 && !nz.empty() && nz[0])
                                 : static_cast<int64_t>(rows.size()) / nd;
-  if (count == 0 || nd == 0) return Tensor::zeros({count, nd}, dtypes::int64, device());
+  if (count == 0 || nd == 0) return Tensor::zeros({count, nd}, dtypes::int32, device());
   return Tensor::from_vector(rows, {count, nd}, device());
 }
 

@@ -28,9 +28,28 @@ void bind_dtype_device(py::module_& m) {
     return PyErr_NewException("tinygrad_cpp.Error", bases.ptr(), nullptr);
   }();
   m.attr("Error") = py::handle(error_type);
+  // The kinds of tg::Error Python code tells apart by type: each a tinygrad_cpp.Error that is
+  // also the built-in exception PyTorch and tinygrad raise for it.
+  const auto kind = [](const char* name, PyObject* builtin) {
+    py::tuple bases = py::make_tuple(py::handle(error_type), py::handle(builtin));
+    return PyErr_NewException(name, bases.ptr(), nullptr);
+  };
+  static PyObject* type_error = kind("tinygrad_cpp.TypeError", PyExc_TypeError);
+  static PyObject* not_implemented =
+      kind("tinygrad_cpp.NotImplementedError", PyExc_NotImplementedError);
+  static PyObject* overflow = kind("tinygrad_cpp.OverflowError", PyExc_OverflowError);
+  static PyObject* unknown_name = kind("tinygrad_cpp.AttributeError", PyExc_AttributeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const tg::TypeError& e) {
+      PyErr_SetString(type_error, e.what());
+    } catch (const tg::NotImplementedError& e) {
+      PyErr_SetString(not_implemented, e.what());
+    } catch (const tg::OverflowError& e) {
+      PyErr_SetString(overflow, e.what());
+    } catch (const UnknownName& e) {
+      PyErr_SetString(unknown_name, e.what());
     } catch (const tg::Error& e) {
       PyErr_SetString(error_type, e.what());
     } catch (const py::cast_error& e) {

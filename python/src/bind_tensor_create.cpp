@@ -158,6 +158,11 @@ void bind_tensor_create(TensorClass& t) {
     return o.done(Tensor::glorot_uniform(shape_from_args(shape), 1, o.dtype_or(tg::dtypes::float32),
                                          o.device));
   });
+  t.def_static("scaled_uniform", [](const py::args& shape, const py::kwargs& kw) {
+    CreateOptions o(kw);
+    return o.done(
+        Tensor::scaled_uniform(shape_from_args(shape), o.dtype_or(tg::dtypes::float32), o.device));
+  });
   t.def_static(
       "randperm",
       [](int64_t n, const py::kwargs& kw) {

@@ -85,6 +85,7 @@ void bind_tensor_elementwise(TensorClass& t) {
       {"isnan", &Tensor::isnan},
       {"isfinite", &Tensor::isfinite},
       {"contiguous", &Tensor::contiguous},
+      {"clone", &Tensor::clone},
   };
   for (const auto& [name, f] : unary) t.def(name, f);
 

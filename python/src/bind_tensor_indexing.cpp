@@ -73,9 +73,10 @@ void bind_tensor_indexing(TensorClass& t) {
         const std::string r = reduce.is_none() ? "" : py::str(reduce).cast<std::string>();
         if (is_scalar(src) && !py::isinstance<Tensor>(src))
           return self.scatter(dim, index, to_scalar(src), r);
+        // tinygrad's rule: reduce goes with a scalar src only (scatter_reduce takes tensors).
         if (!r.empty())
-          return self.scatter_reduce(dim, index, operand(self, src),
-                                     r == "multiply" ? "prod" : "sum");
+          throw tg::TypeError("scatter: reduce=\"" + r +
+                              "\" takes a scalar src; for a Tensor src use scatter_reduce");
         return self.scatter(dim, index, operand(self, src));
       },
       py::arg("dim"), py::arg("index"), py::arg("src"), py::arg("reduce") = py::none());
@@ -91,14 +92,32 @@ void bind_tensor_indexing(TensorClass& t) {
         return self.masked_fill(mask, operand(self, value));
       },
       py::arg("mask"), py::arg("value"));
-  t.def("masked_select", &Tensor::masked_select, py::arg("mask"));
-  // In tinygrad's default int (int32); the core returns PyTorch's int64.
+  // size= gives tinygrad's fixed-length forms (padded with fill_value; no host read).
+  t.def(
+      "masked_select",
+      [](const Tensor& self, const Tensor& mask, std::optional<int64_t> size, py::handle fill) {
+        if (!size) return self.masked_select(mask);
+        return self.masked_select(mask, *size, to_scalar(fill));
+      },
+      py::arg("mask"), py::arg("size") = py::none(), py::arg("fill_value") = 0);
+  t.def(
+      "nonzero",
+      [](const Tensor& self, std::optional<int64_t> size, py::handle fill) {
+        if (!size) return self.nonzero();
+        return self.nonzero_static(*size, tg::as_int(to_scalar(fill).value));
+      },
+      py::arg("size") = py::none(), py::arg("fill_value") = 0);
+  // tinygrad's one_hot: num_classes is required and non-negative (no inferring from the
+  // values); in tinygrad's default int (int32), the core returns PyTorch's int64.
   t.def(
       "one_hot",
       [](const Tensor& self, int64_t num_classes) {
+        if (num_classes < 0)
+          throw py::value_error("one_hot: num_classes must be non-negative, got " +
+                                std::to_string(num_classes));
         return self.one_hot(num_classes).cast(tg::dtypes::int32);
       },
-      py::arg("num_classes") = -1);
+      py::arg("num_classes"));
   t.def(
       "assign",
       [](py::object obj, py::handle x) {

@@ -116,6 +116,7 @@ void bind_tensor_nn(TensorClass& t) {
         const auto s = per_dim(stride, n), d = per_dim(dilation, n), p = per_dim(padding, n),
                    op = per_dim(output_padding, n);
         if (n == 1) return self.conv_transpose1d(weight, b, s, p, op, groups, d);
+        if (n == 3) return self.conv_transpose3d(weight, b, s, p, op, groups, d);
         return self.conv_transpose2d(weight, b, s, p, op, groups, d);
       },
       py::arg("weight"), py::arg("bias") = py::none(), py::arg("groups") = 1, py::arg("stride") = 1,
@@ -126,21 +127,22 @@ void bind_tensor_nn(TensorClass& t) {
       [](const Tensor& self, py::handle kernel_size, py::handle stride, py::handle dilation,
          py::handle padding, bool ceil_mode, bool return_indices) -> py::object {
         const size_t n = spatial_dims_of(kernel_size);
-        const auto k = per_dim(kernel_size, n), d = per_dim(dilation, n);
-        const auto p = conv_padding(padding, n).v;
+        // padding: one int, one per dimension, or the flat (before, after) form as the core.
+        const auto k = per_dim(kernel_size, n), d = per_dim(dilation, n), p = int_list(padding);
         std::optional<Tensor::IntOrTuple> s;
         if (!stride.is_none()) s = per_dim(stride, n);
-        if (n == 1) {
-          if (return_indices) {
-            auto [v, i] = self.max_pool1d_with_indices(k, s, p, d, ceil_mode);
-            return py::make_tuple(v, i);
-          }
-          return py::cast(self.max_pool1d(k, s, p, d, ceil_mode));
-        }
+        using Pool = std::pair<Tensor, Tensor> (Tensor::*)(
+            Tensor::IntOrTuple, std::optional<Tensor::IntOrTuple>, Tensor::IntOrTuple,
+            Tensor::IntOrTuple, bool) const;
+        const Pool pool = n == 1   ? &Tensor::max_pool1d_with_indices
+                          : n == 3 ? &Tensor::max_pool3d_with_indices
+                                   : &Tensor::max_pool2d_with_indices;
         if (return_indices) {
-          auto [v, i] = self.max_pool2d_with_indices(k, s, p, d, ceil_mode);
+          auto [v, i] = (self.*pool)(k, s, p, d, ceil_mode);
           return py::make_tuple(v, i);
         }
+        if (n == 1) return py::cast(self.max_pool1d(k, s, p, d, ceil_mode));
+        if (n == 3) return py::cast(self.max_pool3d(k, s, p, d, ceil_mode));
         return py::cast(self.max_pool2d(k, s, p, d, ceil_mode));
       },
       py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(),
@@ -151,17 +153,37 @@ void bind_tensor_nn(TensorClass& t) {
       [](const Tensor& self, py::handle kernel_size, py::handle stride, py::handle dilation,
          py::handle padding, bool ceil_mode, bool count_include_pad) {
         const size_t n = spatial_dims_of(kernel_size);
-        const auto k = per_dim(kernel_size, n), p = conv_padding(padding, n).v;
+        const auto k = per_dim(kernel_size, n), p = int_list(padding);
         for (int64_t d : per_dim(dilation, n))
           if (d != 1) throw py::value_error("avg_pool2d: the core has no dilated average pooling");
         std::optional<Tensor::IntOrTuple> s;
         if (!stride.is_none()) s = per_dim(stride, n);
         if (n == 1) return self.avg_pool1d(k, s, p, ceil_mode, count_include_pad);
+        if (n == 3) return self.avg_pool3d(k, s, p, ceil_mode, count_include_pad);
         return self.avg_pool2d(k, s, p, ceil_mode, count_include_pad);
       },
       py::arg("kernel_size") = py::make_tuple(2, 2), py::arg("stride") = py::none(),
       py::arg("dilation") = 1, py::arg("padding") = 0, py::arg("ceil_mode") = false,
       py::arg("count_include_pad") = true);
+  // tinygrad's max_unpool2d: any number of spatial dimensions (those of kernel_size);
+  // output_size's leading batch and channel entries are ignored.
+  t.def(
+      "max_unpool2d",
+      [](const Tensor& self, const Tensor& indices, py::handle kernel_size, py::handle stride,
+         py::handle dilation, py::handle padding, py::handle output_size) {
+        const size_t n = spatial_dims_of(kernel_size);
+        const auto k = per_dim(kernel_size, n), d = per_dim(dilation, n), p = int_list(padding);
+        std::optional<Tensor::IntOrTuple> s;
+        if (!stride.is_none()) s = per_dim(stride, n);
+        std::optional<std::vector<int64_t>> out;
+        if (!output_size.is_none()) out = int_list(output_size);
+        if (n == 1) return self.max_unpool1d(indices, k, s, p, out, d);
+        if (n == 3) return self.max_unpool3d(indices, k, s, p, out, d);
+        return self.max_unpool2d(indices, k, s, p, out, d);
+      },
+      py::arg("indices"), py::arg("kernel_size") = py::make_tuple(2, 2),
+      py::arg("stride") = py::none(), py::arg("dilation") = 1, py::arg("padding") = 0,
+      py::arg("output_size") = py::none());
   t.def(
       "adaptive_avg_pool2d",
       [](const Tensor& self, py::handle output_size) {

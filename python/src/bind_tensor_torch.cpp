@@ -35,7 +35,6 @@ void bind_tensor_torch(TensorClass& t) {
       {"atanh", &Tensor::atanh},
       {"frac", &Tensor::frac},
       {"trace", &Tensor::trace},
-      {"nonzero", &Tensor::nonzero},
       {"argwhere", &Tensor::argwhere},
   };
   for (const auto& [name, f] : unary) t.def(name, f);

@@ -75,8 +75,8 @@ tg::DType to_dtype(py::handle h) {
     const std::string name = h.cast<std::string>();
     auto it = dtype_names().find(name);
     if (it == dtype_names().end())
-      throw tg::Error("unknown dtype '" + name +
-                      "': use a dtypes.* value or a name such as float32");
+      throw UnknownName("unknown dtype '" + name +
+                        "': use a dtypes.* value or a name such as float32");
     return it->second;
   }
   if (h.is(py::type::of(py::bool_()))) return tg::dtypes::bool_;

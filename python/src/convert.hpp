@@ -11,12 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "tg/error.hpp"
 #include "tg/tensor.hpp"
 
 namespace tgpy {
 
 namespace py = pybind11;
 using tg::Tensor;
+
+// A name that names nothing (a dtype "float13"): raised as a tinygrad_cpp.Error that is also an
+// AttributeError, as tinygrad's getattr(dtypes, name) raises.
+class UnknownName : public tg::Error {
+public:
+  using tg::Error::Error;
+};
 
 // A dtype argument: a DType, its name ("float32", "half"), or anything numpy.dtype() takes.
 tg::DType to_dtype(py::handle h);

@@ -92,3 +92,21 @@ def test_core_errors_reach_python(bad):
   with pytest.raises(tg.Error) as e:
     bad()
   assert len(str(e.value)) > 10  # the core's message, not a bare type
+
+
+def test_error_kinds_are_also_the_builtin_python_expects():
+  with pytest.raises(NotImplementedError, match="typo"):
+    Tensor.ones(3, 3).pad((1, 0), mode="typo")
+  with pytest.raises(OverflowError):
+    Tensor.arange(129, dtype=dtypes.int8)
+  with pytest.raises(TypeError, match="scatter_reduce"):
+    Tensor.ones(4).scatter(dim=0, index=Tensor([0]), src=Tensor.ones(1), reduce="add")
+  with pytest.raises(AttributeError):
+    Tensor([1.0]).sum(dtype="")
+  with pytest.raises(ValueError):
+    Tensor([1, 2]).one_hot(-1)
+  # Every kind is a tinygrad_cpp.Error too.
+  for bad in [lambda: Tensor.ones(3).pad((1, 0), mode="typo"), lambda: Tensor.arange(129, dtype=dtypes.int8),
+              lambda: Tensor([1.0]).sum(dtype="")]:
+    with pytest.raises(tg.Error):
+      bad()

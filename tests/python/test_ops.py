@@ -1,4 +1,5 @@
 """Elementwise ops, operators, reductions, movement and indexing, against numpy."""
+import math
 import numpy as np
 import pytest
 
@@ -285,3 +286,29 @@ def test_gather_scatter_and_masks(rng):
   np.testing.assert_array_equal(Tensor(x).masked_select(Tensor(m)).numpy(), x[m])
   np.testing.assert_array_equal(Tensor([0, 2, 1]).one_hot(3).numpy(), np.eye(3)[[0, 2, 1]])
   np.testing.assert_array_equal(Tensor(x).index_select(1, Tensor([3, 0])).numpy(), x[:, [3, 0]])
+
+
+def test_fixed_length_selection_and_clone():
+  t, mask = Tensor([0, 1, 2, 3, 4]), Tensor([True, False, True, False, True])
+  np.testing.assert_array_equal(t.masked_select(mask, size=2).numpy(), [0, 2])
+  np.testing.assert_array_equal(t.masked_select(mask, size=5, fill_value=-1).numpy(), [0, 2, 4, -1, -1])
+  np.testing.assert_array_equal(Tensor([[1, 0], [0, 2]]).nonzero().numpy(), [[0, 0], [1, 1]])
+  assert Tensor([1, 0]).nonzero().dtype == dtypes.int32
+  np.testing.assert_array_equal(Tensor([1, 0, 2]).nonzero(size=3, fill_value=-1.5).numpy(), [[0], [2], [-1]])
+  # A buffer of its own: writing the source after the clone is realized leaves it alone.
+  x = Tensor([1.0, 2.0]).realize()
+  c = x.clone().realize()
+  x.assign(Tensor([5.0, 6.0])).realize()
+  np.testing.assert_array_equal(c.numpy(), [1.0, 2.0])
+
+
+def test_unpool_and_flat_pool_padding(rng):
+  x = Tensor(rng.standard_normal((1, 2, 6, 6)).astype(np.float32))
+  v, i = x.max_pool2d(kernel_size=(2, 2), return_indices=True)
+  u = Tensor.max_unpool2d(v, i, kernel_size=(2, 2)).numpy()
+  assert u.shape == (1, 2, 6, 6)
+  np.testing.assert_array_equal(np.sort(u[u != 0]), np.sort(v.numpy().ravel()))
+  # (left, right, top, bottom) as F.pad: the same as padding with -inf first.
+  p = x.pad((1, 0, 0, 1), value=-math.inf).max_pool2d(kernel_size=(3, 3)).numpy()
+  np.testing.assert_array_equal(x.max_pool2d(kernel_size=(3, 3), padding=(1, 0, 0, 1)).numpy(), p)
+  assert x.reshape(1, 1, 2, 6, 6).avg_pool2d(kernel_size=(2, 2, 2)).shape == (1, 1, 1, 3, 3)

@@ -19,6 +19,34 @@ template <class F> std::string error_of(F&& f) {
 } // namespace
 
 TEST_SUITE("tensor.errors") {
+  TEST_CASE("errors of a kind Python tells apart carry that kind") {
+    Tensor x = Tensor::ones({3, 3, 3}, dtypes::float32, "CPU");
+    CHECK_THROWS_AS((void)x.pad({3, 0}, "typo"), NotImplementedError);
+    CHECK_THROWS_AS((void)Tensor::arange(0, 129, 1, dtypes::int8), OverflowError);
+    CHECK_THROWS_AS((void)Tensor::arange(-129, 128, 1, dtypes::int8), OverflowError);
+    CHECK_THROWS_AS((void)Tensor::arange(127, -130, -1, dtypes::int8), OverflowError);
+    CHECK_THROWS_AS((void)Tensor::arange(0, 8589934592.0, 1, dtypes::int32), OverflowError);
+    CHECK(Tensor::arange(-128, 128, 1, dtypes::int8).numel() == 256); // the edges fit
+    CHECK(Tensor::arange(0, 256, 1, dtypes::uint8).numel() == 256);
+  }
+  TEST_CASE("the checks tinygrad and PyTorch both make") {
+    Tensor f = Tensor::ones({2}, dtypes::float32, "CPU");
+    Tensor u = Tensor::ones({2}, dtypes::uint32, "CPU");
+    // No clamp without a bound.
+    CHECK(error_of([&] {
+            (void)f.clamp(std::optional<Scalar>{}, std::optional<Scalar>{});
+          }).find("min and max") != std::string::npos);
+    CHECK_THROWS_AS((void)f.clamp(Tensor::OptTensor{}, Tensor::OptTensor{}), Error);
+    // Shifts take integer amounts only.
+    CHECK(error_of([&] { (void)u.lshift(f); }).find("lshift") != std::string::npos);
+    CHECK(error_of([&] { (void)u.rshift(f); }).find("rshift") != std::string::npos);
+    // A 0-d tensor has dimensions -1 and 0 only.
+    Tensor s = Tensor::full({}, 1.0f, {}, "CPU");
+    CHECK(s.squeeze(0).ndim() == 0);
+    CHECK(s.squeeze(-1).ndim() == 0);
+    CHECK(error_of([&] { (void)s.squeeze(1); }).find("out of range") != std::string::npos);
+    CHECK(error_of([&] { (void)s.squeeze(-2); }).find("out of range") != std::string::npos);
+  }
   TEST_CASE("broadcasting incompatible shapes names both") {
     Tensor a = Tensor::zeros({2, 3}, dtypes::float32, "CPU"),
            b = Tensor::zeros({4, 3}, dtypes::float32, "CPU");

@@ -185,7 +185,7 @@ TEST_SUITE("tensor.indexing") {
     CHECK(error_of([&] { (void)t[{0, 1, 2}]; }).find("too many indices") != std::string::npos);
     CHECK(error_of([&] {
             (void)t[{tg::Ellipsis, 0, tg::Ellipsis}];
-          }).find("single Ellipsis") != std::string::npos);
+          }).find("single ellipsis") != std::string::npos);
     CHECK(error_of([&] { (void)t[{Slice{0, 3, 0}}]; }).find("zero") != std::string::npos);
     const std::string m = error_of([&] { (void)t[Tensor::ones({4}, kBool)]; });
     CHECK(m.find("mask of shape (4,)") != std::string::npos);
@@ -444,6 +444,23 @@ TEST_SUITE("tensor.indexing") {
     CHECK_THROWS_AS((void)x.scatter(0, ints({0}, {1}), Tensor::ones({1})), tg::Error);
   }
 
+  TEST_CASE("nonzero_static: the rows of nonzero(), cut or filled to a fixed count") {
+    Tensor x = ints({1, 0, 2, 0, 3}, {5});
+    CHECK(x.nonzero_static(3).to_vector<int32_t>() == std::vector<int32_t>{0, 2, 4});
+    CHECK(x.nonzero_static(5, -1).to_vector<int32_t>() == std::vector<int32_t>{0, 2, 4, -1, -1});
+    Tensor m = ints({1, 0, 0, 2}, {2, 2}).flip({1}); // [[0, 1], [2, 0]], through a view
+    Tensor r = m.nonzero_static(3, 7);
+    CHECK(r.dtype() == dtypes::int32);
+    CHECK(r.shape() == Shape{3, 2});
+    CHECK(r.to_vector<int32_t>() == std::vector<int32_t>{0, 1, 1, 0, 7, 7});
+    CHECK(Tensor::full({}, 5).nonzero_static(4).shape() == Shape{4, 0});
+    CHECK(ints({}, {0}).nonzero_static(2).to_vector<int32_t>() == std::vector<int32_t>{-1, -1});
+    Arr a = random_arr({4, 5, 3}, 0, 1, kBool, 33);
+    Tensor b = to_tensor(a, kBool);
+    const Tensor all = b.nonzero();
+    CHECK(b.nonzero_static(all.shape()[0].eval()).to_vector<int32_t>() == all.to_vector<int32_t>());
+  }
+
   TEST_CASE("masked_fill, masked_select, one_hot") {
     for (DType d : {kF32, kI32, kF16, kI8}) {
       INFO(d.name());
@@ -458,7 +475,18 @@ TEST_SUITE("tensor.indexing") {
           if (m.at({0, j})) sel.v.push_back(a.at({i, j}));
       sel.shape = {static_cast<int64_t>(sel.v.size())};
       check_close(t.masked_select(tm), sel, {}, "masked_select (broadcast mask)", d);
+      // size: the first `size` selected values, then the fill value (no host read).
+      const int64_t count = sel.shape[0];
+      for (int64_t size : {int64_t{0}, int64_t{2}, count + 3}) {
+        Arr fixed{{size}, {}};
+        for (int64_t i = 0; i < size; ++i)
+          fixed.v.push_back(i < count ? sel.v[static_cast<size_t>(i)] : -1);
+        check_close(t.masked_select(tm, size, -1), fixed, {}, "masked_select size", d);
+      }
     }
+    CHECK(ints({}, {0}).masked_select(Tensor::zeros({0}, kBool), 2, -1).to_vector<int32_t>() ==
+          std::vector<int32_t>{-1, -1});
+    CHECK(Tensor::ones({2}).masked_select(Tensor::ones({2}, kBool), 3, -1).dtype() == kF32);
     Tensor x = Tensor::zeros({2, 2});
     CHECK(x.masked_select(Tensor::zeros({2, 2}, kBool)).shape() == Shape{0});
     CHECK(error_of([&] {

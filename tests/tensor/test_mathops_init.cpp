@@ -132,6 +132,12 @@ TEST_SUITE("tensor.mathops") {
     CHECK_THROWS_WITH_AS(Tensor::kaiming_uniform({5, 5}, 0, "fan_in", "swish"),
                          doctest::Contains("\"swish\""), tg::Error);
     CHECK_THROWS_WITH_AS(Tensor::glorot_uniform({7}), doctest::Contains("(7,)"), tg::Error);
+    // scaled_uniform: U(-1, 1) / sqrt(numel).
+    Moments su = moments(Tensor::scaled_uniform({400, 25}).to_vector<double>());
+    CHECK(su.lo >= -0.01);
+    CHECK(su.hi <= 0.01);
+    CHECK(su.hi > 0.0099);
+    CHECK_THROWS_AS(Tensor::scaled_uniform({2, -3}), tg::Error);
   }
 
   TEST_CASE("randperm: a permutation, reproducible, uniform first element") {

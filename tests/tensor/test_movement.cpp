@@ -314,4 +314,20 @@ TEST_SUITE("tensor.movement") {
                   {}, "sum(0) of" + what, dtypes::int64);
     }
   }
+  TEST_CASE("clone is a copy in a buffer of its own; contiguous of memory is that memory") {
+    Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2});
+    x.realize();
+    CHECK(x.contiguous().realize().buffer() == x.buffer());
+    Tensor c = x.clone();
+    c.realize();
+    CHECK(c.buffer() != nullptr);
+    CHECK(c.buffer() != x.buffer());
+    CHECK(c.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
+    x.assign(Tensor::zeros({2, 2})).realize(); // the clone keeps its values
+    CHECK(c.to_vector<float>() == std::vector<float>{1, 2, 3, 4});
+    // Views and lazy graphs clone into a new buffer too; the gradient passes through.
+    CHECK(c.permute({1, 0}).clone().to_vector<float>() == std::vector<float>{1, 3, 2, 4});
+    Tensor y = Tensor::from_vector(std::vector<float>{1, 2});
+    CHECK(y.mul(3).clone().sum().gradient({y})[0].to_vector<float>() == std::vector<float>{3, 3});
+  }
 }

@@ -284,7 +284,7 @@ TEST_SUITE("tensor.nnfunc") {
                 tol_for(f, 4), "conv3d", f);
   }
 
-  TEST_CASE("conv_transpose1d/2d against a direct loop") {
+  TEST_CASE("conv_transpose1d/2d/3d against a direct loop") {
     const DType f = dtypes::float32;
     struct TC {
       const char* name;
@@ -324,6 +324,11 @@ TEST_SUITE("tensor.nnfunc") {
     check_close(t_of(x).conv_transpose1d(t_of(w), {}, 3, 1, 2),
                 conv_t_ref(x, w, nullptr, {3}, {1}, {2}, {1}, 1), tol_for(f, 4), "conv_transpose1d",
                 f);
+    Arr x3 = random_arr({2, 2, 3, 4, 3}, -2, 2, f, 46),
+        w3 = random_arr({2, 3, 2, 3, 2}, -1, 1, f, 47);
+    check_close(t_of(x3).conv_transpose3d(t_of(w3), {}, {2, 1, 2}, {1, 0, 1}, {1, 0, 0}),
+                conv_t_ref(x3, w3, nullptr, {2, 1, 2}, {1, 0, 1}, {1, 0, 0}, {1, 1, 1}, 1),
+                tol_for(f, 4), "conv_transpose3d", f);
   }
 
   TEST_CASE("kernel counts on NULL: conv2d forward is one kernel, two when padded") {

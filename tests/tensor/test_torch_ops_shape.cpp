@@ -87,6 +87,10 @@ TEST_SUITE("tensor.torch_ops") {
             "unfold a middle dim of 3-D");
     b.run();
     CHECK(tu.unfold(1, 0, 2).shape() == Shape{2, 4, 0});
+    CHECK(tu.unfold(1, 0, 1).shape() == Shape{2, 8, 0});
+    // Empty windows still come from the input: its gradient is zeros, not missing.
+    CHECK(tu.unfold(1, 0, 8).sum().gradient({tu})[0].to_vector<float>() ==
+          std::vector<float>(14, 0.0f));
     CHECK_THROWS_WITH_AS(t.rot90(1, {0, 0}), doctest::Contains("differ"), tg::Error);
     CHECK_THROWS_WITH_AS(t.rot90(1, {0}), doctest::Contains("two axes"), tg::Error);
     CHECK_THROWS_WITH_AS(t.narrow(1, 3, 2), doctest::Contains("exceeds"), tg::Error);
@@ -177,11 +181,11 @@ TEST_SUITE("tensor.torch_ops") {
                 .index_add(0, to_tensor(iidx, dtypes::int32), to_tensor(isrc, dtypes::int32)),
             Arr{{3}, {21, 2, 13}}, "index_add int32", dtypes::int32);
     b.run();
-    // nonzero: (count, ndim) int64 in row-major order, read on the host.
+    // nonzero: (count, ndim) int32 in row-major order, read on the host.
     Arr nz{{2, 3, 2}, {0, 1, 0, 0, 2, 0, 0, 0, -1, 0, 0, 3}};
     Tensor tnz = to_tensor(nz, kF32).flip({2}); // through a view
     Tensor r = tnz.nonzero();
-    CHECK(r.dtype() == dtypes::int64);
+    CHECK(r.dtype() == dtypes::int32);
     CHECK(r.shape() == Shape{4, 3});
     CHECK(r.to_vector<int64_t>() == std::vector<int64_t>{0, 0, 0, 0, 2, 1, 1, 1, 1, 1, 2, 0});
     CHECK(Tensor::zeros({3, 2}).nonzero().shape() == Shape{0, 2});

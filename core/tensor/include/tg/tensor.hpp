@@ -329,6 +329,9 @@ public:
   // xavier_uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
   static Tensor glorot_uniform(const Shape& shape, double gain = 1, DType dtype = dtypes::float32,
                                const std::string& device = "");
+  // tinygrad's scaled_uniform: U(-1, 1) scaled by prod(shape)^-0.5.
+  static Tensor scaled_uniform(const Shape& shape, DType dtype = dtypes::float32,
+                               const std::string& device = "");
   static Tensor randperm(int64_t n, DType dtype = dtypes::int32, const std::string& device = "");
   // Rows of this 1-D or 2-D tensor are (unnormalized) category weights; returns int32 indices.
   Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
@@ -353,6 +356,10 @@ public:
   Tensor matmul(const Tensor& o) const;
   Tensor dot(const Tensor& o) const { return matmul(o); }
   Tensor contiguous() const;
+  // This tensor's values in a buffer of their own on the same device (PyTorch's clone): a
+  // realized tensor's contiguous() is the tensor itself, its clone() a copy. Gradients pass
+  // through unchanged.
+  Tensor clone() const;
   Tensor to(const std::string& device) const;
   // Writes `value` (broadcast and cast to this tensor's shape and dtype) into this tensor's
   // buffer when realized; every copy of this handle sees it.
@@ -391,6 +398,9 @@ public:
   // The elements where mask (bool, broadcast with this tensor) is true, as 1-D. The output
   // size depends on the mask's values, so the mask is realized and read on the host.
   Tensor masked_select(const Tensor& mask) const;
+  // The same with a fixed length (tinygrad's size=): the first `size` selected elements, then
+  // fill_value (in this tensor's dtype). No host read, so it can be captured by TinyJit.
+  Tensor masked_select(const Tensor& mask, int64_t size, Scalar fill_value = 0) const;
   // torch.nn.functional.pad: `padding` is flat, last axis first: (left, right, top, bottom,
   // ...), at most one pair per axis; mode "constant" (with value), "reflect", "replicate" or
   // "circular"; negative padding crops. The pair form is one (before, after) per axis.
@@ -477,8 +487,14 @@ public:
   Tensor conv_transpose2d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
                           IntOrTuple padding = 0, IntOrTuple output_padding = 0, int64_t groups = 1,
                           IntOrTuple dilation = 1) const;
+  Tensor conv_transpose3d(const Tensor& weight, const OptTensor& bias = {}, IntOrTuple stride = 1,
+                          IntOrTuple padding = 0, IntOrTuple output_padding = 0, int64_t groups = 1,
+                          IntOrTuple dilation = 1) const;
   // Pooling over the last 1 or 2 dimensions; stride defaults to kernel_size. The indices are
   // PyTorch's: the flat index of the maximum within its (H, W) plane (int32, first maximum).
+  // padding: one int, one per spatial dimension (both sides), or 2 per spatial dimension in
+  // F.pad's flat order (before, after of the last dimension first; tinygrad's asymmetric form),
+  // each side at most half the (effective) kernel.
   Tensor max_pool1d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
                     IntOrTuple padding = 0, IntOrTuple dilation = 1, bool ceil_mode = false) const;
   Tensor max_pool2d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
@@ -515,6 +531,23 @@ public:
   Tensor avg_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stride = {},
                     IntOrTuple padding = 0, bool ceil_mode = false, bool count_include_pad = true,
                     std::optional<int64_t> divisor_override = {}) const;
+  // The partial inverse of max_pool: a zero tensor with each value of this one written at its
+  // index (flat within the plane, as max_pool*_with_indices gives them; duplicates add). The
+  // spatial output size is output_size (its last 1/2/3 entries: leading batch and channel
+  // entries are ignored, as PyTorch) or (i - 1) * stride - (before + after padding) +
+  // dilation * (kernel - 1) + 1. indices: any integer dtype, this tensor's shape.
+  Tensor max_unpool1d(const Tensor& indices, IntOrTuple kernel_size,
+                      std::optional<IntOrTuple> stride = {}, IntOrTuple padding = 0,
+                      std::optional<std::vector<int64_t>> output_size = {},
+                      IntOrTuple dilation = 1) const;
+  Tensor max_unpool2d(const Tensor& indices, IntOrTuple kernel_size,
+                      std::optional<IntOrTuple> stride = {}, IntOrTuple padding = 0,
+                      std::optional<std::vector<int64_t>> output_size = {},
+                      IntOrTuple dilation = 1) const;
+  Tensor max_unpool3d(const Tensor& indices, IntOrTuple kernel_size,
+                      std::optional<IntOrTuple> stride = {}, IntOrTuple padding = 0,
+                      std::optional<std::vector<int64_t>> output_size = {},
+                      IntOrTuple dilation = 1) const;
   // Resizes the spatial dimensions (all but the first two) to `size`, or by `scale_factor`
   // (one value or one per dimension). mode: "nearest", "nearest-exact", "linear", "bilinear",
   // "trilinear", "bicubic" (A = -0.75, borders clamped) or "area" (adaptive_avg_pool);
@@ -660,9 +693,13 @@ public:
   Tensor bucketize(const Tensor& boundaries, bool out_int32 = false, bool right = false) const;
   // self with alpha * source[i] added at index[i] along dim (duplicates accumulate).
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
-  // The indices of the non-zero elements, (count, ndim) int64. The count depends on the
-  // values, so this realizes the tensor and reads it on the host (a sync point, as PyTorch's).
+  // The indices of the non-zero elements, (count, ndim) int32 (tinygrad's default int;
+  // PyTorch's int64). The count depends on the values, so this realizes the tensor and reads it
+  // on the host (a sync point, as PyTorch's).
   Tensor nonzero() const;
+  // torch.nonzero_static: (size, ndim) int32, the first `size` rows of nonzero() then rows of
+  // fill_value; lazy (no host read).
+  Tensor nonzero_static(int64_t size, int64_t fill_value = -1) const;
   Tensor argwhere() const { return nonzero(); }
 
   Tensor cosine_similarity(const Tensor& x2, int64_t dim = 1, double eps = 1e-8) const;
