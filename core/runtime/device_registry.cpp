@@ -11,7 +11,7 @@
 #include <mutex>
 #include <set>
 
-#include "abi_1_0.hpp"
+#include "abi_adapter.hpp"
 #include "plugin_manifest.hpp"
 #include "plugin_search.hpp"
 #include "tg/error.hpp"
@@ -295,11 +295,14 @@ struct DeviceRegistry::Impl {
       }
       return nullptr;
     }
-    // The deleter holds the library, so a device outliving the registry keeps its code. A
-    // 1.0 plugin's device is served through the adapter that answers 1.1's questions.
+    // The deleter holds the library, so a device outliving the registry keeps its code. An
+    // older minor's device is served through the adapter that answers the newer questions.
     std::shared_ptr<Library> lib = e.library;
     std::shared_ptr<Device> dev(raw, [lib](Device* d) { delete d; });
-    if (!speaks_1_1(h)) dev = serve_abi_1_0(std::move(dev));
+    if (!speaks_1_1(h))
+      dev = serve_older_abi(std::move(dev), 0);
+    else if (h.abi_minor < TG_PLUGIN_ABI_MINOR)
+      dev = serve_older_abi(std::move(dev), h.abi_minor);
     e.devices[key] = dev;
     return dev;
   }

@@ -1,6 +1,8 @@
 // The C dialect: what the CPU's clang-compiled kernels differ in from the C-style base.
 #include "tg/plugin/c_renderer.hpp"
 
+#include "tg/knobs.hpp"
+
 namespace tg {
 namespace {
 
@@ -61,7 +63,8 @@ const char* libm_name(Ops op) {
 
 } // namespace
 
-CRenderer::CRenderer() {
+CRenderer::CRenderer(int64_t vector_lanes) {
+  caps_.vector_lanes = vector_lanes;
   caps_.has_local = false;
   caps_.has_shared = false;
   caps_.supports_float4 = true;
@@ -86,7 +89,9 @@ std::string CRenderer::type_name(DType dt) const {
 }
 
 std::string CRenderer::render_kernel(const std::string& name, const CStyleContext& ctx) const {
-  std::string out;
+  // Every op is its own statement, so fusing a multiply into the add that uses it needs
+  // contraction across statements (clang's -ffp-contract=off is the default otherwise).
+  std::string out = knobs::FP_CONTRACT ? "#pragma clang fp contract(fast)\n" : "";
   for (DType v : ctx.vector_types) {
     // aligned(element): vector loads and stores may sit at any element offset.
     const DType s = v.scalar();

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "tg/ir/float_formats.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 namespace {
@@ -292,9 +293,10 @@ std::string render_alu(const LLVMIRRenderer& r, LLVMIRContext& c, const UOp& u) 
     return c.op("select " + ty(u.src[0]->dtype) + " " + a[0] + ", " + t + " " + a[1] + ", " + t +
                 " " + a[2]);
   case Ops::MULACC: {
+    const std::string f = k == Kind::Float ? c.float_flags + " " : " ";
     const std::string m =
-        c.op(std::string(k == Kind::Float ? "fmul " : "mul ") + t + " " + a[0] + ", " + a[1]);
-    return c.op(std::string(k == Kind::Float ? "fadd " : "add ") + t + " " + m + ", " + a[2]);
+        c.op(std::string(k == Kind::Float ? "fmul" : "mul") + f + t + " " + a[0] + ", " + a[1]);
+    return c.op(std::string(k == Kind::Float ? "fadd" : "add") + f + t + " " + m + ", " + a[2]);
   }
   case Ops::NEG:
     if (k == Kind::Float) return c.op("fneg " + t + " " + a[0]);
@@ -349,7 +351,10 @@ std::string render_alu(const LLVMIRRenderer& r, LLVMIRContext& c, const UOp& u) 
                         : k == Kind::Float ? s.flt
                                            : s.boolean;
     if (instr == nullptr) break;
-    return c.op(std::string(instr) + " " + t + " " + a[0] + ", " + a[1]);
+    const bool arith =
+        k == Kind::Float && (u.op == Ops::ADD || u.op == Ops::SUB || u.op == Ops::MUL);
+    return c.op(std::string(instr) + (arith ? c.float_flags : "") + " " + t + " " + a[0] + ", " +
+                a[1]);
   }
   r.unsupported(u, "no LLVM spelling for " + std::string(op_name(u.op)) + " on " + dt.name());
 }
@@ -593,6 +598,7 @@ std::string LLVMIRRenderer::render_kernel(const std::string& name, LLVMIRContext
 std::string LLVMIRRenderer::render(const std::string& kernel_name, std::span<const UOpPtr> uops) {
   static const std::array<RenderFn, kNumOps> rules = make_rules();
   LLVMIRContext c;
+  if (knobs::FP_CONTRACT) c.float_flags = " contract";
   for (const UOpPtr& u : uops) {
     const RenderFn& rule = rules[static_cast<size_t>(u->op)];
     if (!rule) unsupported(*u);

@@ -1,5 +1,6 @@
 #include "cpu_device.hpp"
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/TargetParser/Host.h>
 
@@ -8,6 +9,17 @@
 namespace tg::cpu {
 
 std::string host_cpu() { return llvm::sys::getHostCPUName().str(); }
+
+int64_t host_vector_lanes() {
+  const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto has = [&](const char* f) {
+    auto it = features.find(f);
+    return it != features.end() && it->second;
+  };
+  if (has("avx512f")) return 16;
+  if (has("avx")) return 8;
+  return 4;
+}
 
 CpuDevice::CpuDevice(std::string arch)
     : arch_(std::move(arch)), runtime_(std::make_shared<CpuRuntime>(cpu_threads_from_env())) {

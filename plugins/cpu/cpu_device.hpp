@@ -18,6 +18,9 @@ namespace tg::cpu {
 
 // This machine's CPU as LLVM names it ("znver4"): the one architecture the device serves.
 std::string host_cpu();
+// The float32 lanes of this machine's widest vector registers, which both renderers compile
+// for: 16 with AVX-512F, 8 with AVX, 4 otherwise (SSE).
+int64_t host_vector_lanes();
 
 class CpuDevice : public Device {
 public:
@@ -41,8 +44,8 @@ public:
 private:
   std::string arch_;
   HostAllocator allocator_;
-  LlvmRenderer llvm_renderer_;
-  CRenderer c_renderer_;
+  LlvmRenderer llvm_renderer_{host_vector_lanes()};
+  CRenderer c_renderer_{host_vector_lanes()};
   std::shared_ptr<CpuRuntime> runtime_;
   std::mutex mu_; // the lazily created parts below
   std::unique_ptr<LlvmCompiler> llvm_compiler_;

@@ -3,7 +3,8 @@
 
 namespace tg::cpu {
 
-LlvmRenderer::LlvmRenderer() {
+LlvmRenderer::LlvmRenderer(int64_t vector_lanes) {
+  caps_.vector_lanes = vector_lanes;
   caps_.has_local = false;
   caps_.has_shared = false;
   caps_.supports_float4 = true;

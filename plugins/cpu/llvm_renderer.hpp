@@ -10,7 +10,8 @@ namespace tg::cpu {
 
 class LlvmRenderer : public LLVMIRRenderer {
 public:
-  LlvmRenderer();
+  // `vector_lanes`: the float32 lanes of the host's vector registers (RendererCaps).
+  explicit LlvmRenderer(int64_t vector_lanes = 4);
   std::string name() const override { return "LLVM"; }
   const RendererCaps& caps() const override { return caps_; }
 

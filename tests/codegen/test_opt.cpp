@@ -203,11 +203,20 @@ TEST_SUITE("codegen.opt") {
     auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
     CHECK(ks[2].name == "r_16_12_4_4_8_4");
     if (!noopt() && on_cpu()) {
-      // j (a broadcasts over it, contiguous in the output) by 16 on a CPU; the output left
-      // (64 x 3) is small, so i stays; then k by 4.
-      CHECK(ks[0].name == "r_64_3_16_8_4");
-      const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
-      CHECK(opts == std::vector<Opt>{upcast(1, 16), unroll(0, 4)});
+      // A register tile on a CPU: rows of a (i, the slower lanes) times whole vectors of b's
+      // row (j: two vector registers wide where 48 allows, else one), k unrolled by 4. With
+      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4.
+      const int64_t lanes = cpu_caps().vector_lanes;
+      if (lanes == 16) CHECK(ks[0].name == "r_8_3_8_16_8_4");
+      if (lanes == 8) CHECK(ks[0].name == "r_16_3_4_16_8_4");
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps(), sse = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8, sse.vector_lanes = 4;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), sse) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4)});
       // With work groups (a GPU) the first upcast stays tinygrad's 3 or 4.
       RendererCaps gpu = cpu_caps();
       gpu.has_local = true;
@@ -217,6 +226,44 @@ TEST_SUITE("codegen.opt") {
     // Other shapes of the same kernel.
     run_all(ast, {unroll(0, 8), upcast(1, 2)}, make, check);
     run_all(ast, {unroll(0, 0)}, make, check); // the whole reduce unrolled: no loop left
+  }
+
+  TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {
+    // out[i, j] = sum_k a[i, k] * b[j, k]: both operands are read along k, so k is the vector
+    // (8 lanes) and the tile is 4 x 4 outputs (4 x 2 with 8-lane registers), summed across
+    // their lanes after the loop.
+    const int64_t M = 32, N = 24, K = 64;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, N * K);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, i * N + j, reduce(Ops::ADD, ld(a, i * K + k) * ld(b, j * K + k), {k}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 2), unroll(0, 8)});
+      // The accumulators stay vectors inside the k loop: one vector multiply-add per output.
+      const LoweredKernel kern = lower_kernel(ast, avx512);
+      bool vector_acc = false;
+      for (const auto& u : kern.uops)
+        vector_acc |= u->op == Ops::DEFINE_REG && u->dtype.size == 128;
+      CHECK(vector_acc);
+    }
+    auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1);
+    std::vector<float> ref(M * N);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y)
+        for (int64_t t = 0; t < K; ++t) ref[x * N + y] += av[x * K + t] * bv[y * K + t];
+    run_all(
+        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
+                                      HostBuf::of(bv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
   }
 
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
@@ -360,6 +407,92 @@ TEST_SUITE("codegen.opt") {
               }
             REQUIRE(o[r] == ref);
           }
+        });
+  }
+
+  TEST_CASE("a 3x3 convolution on the CPU: a register tile of channels x two rows x a row") {
+    // out[b, co, y, x] = sum_{ci, ky, kx} in[b, ci, y + ky, x + kx] * w[co, ci, ky, kx]: co (a
+    // weight broadcast per lane group), two neighbouring ys and the whole row x (8: one vector),
+    // ky unrolled so the two ys' shared input rows load once; 8 channels x 2 rows of one
+    // register each with 16-lane registers, 4 with 8-lane ones.
+    const int64_t B = 2, CO = 8, CI = 4, H = 8, W = 8, HP = H + 2, WP = W + 2;
+    auto out = buf(0, dtypes::float32, B * CO * H * W),
+         in = buf(1, dtypes::float32, B * CI * HP * WP), w = buf(2, dtypes::float32, CO * CI * 9);
+    auto b = rng(B, 0), co = rng(CO, 1), y = rng(H, 2), x = rng(W, 3),
+         ci = rng(CI, 4, AxisType::Reduce), ky = rng(3, 5, AxisType::Reduce),
+         kx = rng(3, 6, AxisType::Reduce);
+    auto prod = ld(in, b * (CI * HP * WP) + ci * (HP * WP) + (y + ky) * WP + x + kx) *
+                ld(w, co * (CI * 9) + ci * 9 + ky * 3 + kx);
+    auto ast = UOp::sink({st(out, b * (CO * H * W) + co * (H * W) + y * W + x,
+                             reduce(Ops::ADD, prod, {ci, ky, kx}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(1, 0), upcast(1, 2), upcast(2, 0), unroll(1, 0)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)});
+    }
+    auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
+    run_all(
+        ast, {upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(B * CO * H * W), HostBuf::of(iv),
+                                      HostBuf::of(wv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t n = 0; n < B; ++n)
+            for (int64_t c = 0; c < CO; ++c)
+              for (int64_t yy = 0; yy < H; ++yy)
+                for (int64_t xx = 0; xx < W; ++xx) {
+                  float ref = 0;
+                  for (int64_t i = 0; i < CI; ++i)
+                    for (int64_t a = 0; a < 3; ++a)
+                      for (int64_t t = 0; t < 3; ++t)
+                        ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
+                               wv[c * CI * 9 + i * 9 + a * 3 + t];
+                  REQUIRE(o[((n * CO + c) * H + yy) * W + xx] == ref);
+                }
+        });
+  }
+
+  TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
+    // out[co, x] = sum_{ci, kx} (in[ci, x + kx] + bias[ci]) * w[co, ci, kx]: the bias depends
+    // on no output axis, as a matvec's vector does, but not on the last reduce axis either; the
+    // kernel is a convolution and its outputs are upcast (beautiful_mnist's second convolution,
+    // which reads the first one's output plus bias: 10x faster so).
+    const int64_t CO = 16, CI = 4, X = 128, K = 3;
+    auto out = buf(0, dtypes::float32, CO * X), in = buf(1, dtypes::float32, CI * (X + K - 1)),
+         bias = buf(2, dtypes::float32, CI), w = buf(3, dtypes::float32, CO * CI * K);
+    auto co = rng(CO, 0), x = rng(X, 1), ci = rng(CI, 2, AxisType::Reduce),
+         kx = rng(K, 3, AxisType::Reduce);
+    auto v = ld(in, ci * (X + K - 1) + x + kx) + ld(bias, ci);
+    auto ast = UOp::sink(
+        {st(out, co * X + x, reduce(Ops::ADD, v * ld(w, co * (CI * K) + ci * K + kx), {ci, kx}))});
+    if (!noopt() && on_cpu()) {
+      const auto opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
+      CHECK(std::count_if(opts.begin(), opts.end(),
+                          [](const Opt& o) { return o.op == OptOp::UPCAST; }) >= 1);
+    }
+    auto iv = pattern(CI * (X + K - 1), 7, 3), bv = pattern(CI, 3, 1),
+         wv = pattern(CO * CI * K, 5, 2);
+    run_all(
+        ast, {upcast(1, 4), unroll(1, 0)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(CO * X), HostBuf::of(iv),
+                                      HostBuf::of(bv), HostBuf::of(wv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t c = 0; c < CO; ++c)
+            for (int64_t xx = 0; xx < X; ++xx) {
+              float ref = 0;
+              for (int64_t i = 0; i < CI; ++i)
+                for (int64_t t = 0; t < K; ++t)
+                  ref += (iv[i * (X + K - 1) + xx + t] + bv[i]) * wv[c * CI * K + i * K + t];
+              REQUIRE(o[c * X + xx] == ref);
+            }
         });
   }
 

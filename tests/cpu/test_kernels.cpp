@@ -6,6 +6,7 @@
 #include "cpu_test_util.hpp"
 #include "tg/ir/exec_alu.hpp"
 #include "tg/ir/float_formats.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tg;
 using namespace tg::cpu::test;
@@ -58,6 +59,30 @@ TEST_SUITE("cpu.kernels") {
         }
       }
     }
+  }
+
+  TEST_CASE("FP_CONTRACT: a * b + c rounds once (a fused multiply-add) or twice, both renderers") {
+    // x * x for x = 1 + 2^-12 is 1 + 2^-11 + 2^-24: rounded to float it loses the 2^-24 (a
+    // tie, to even), so x * x - (1 + 2^-11) is 0 with two roundings and 2^-24 with one.
+    const float x = 1.0f + std::ldexp(1.0f, -12), c = -(1.0f + std::ldexp(1.0f, -11));
+    Linear k;
+    auto out = k.add(param(0, dtypes::float32, 2));
+    auto a = k.add(param(1, dtypes::float32, 2));
+    auto g = k.add(special("gidx0", 1));
+    auto v = k.add(load(index(a, g)));
+    auto w = k.add(load(index(a, g + 1)));
+    k.add(store(index(out, g), v * v + w));
+    k.add(store(index(out, g + 1), v->alu(Ops::MULACC, {v, w})));
+    for (const int64_t contract : {0, 1})
+      for (const std::string& r : kRenderers) {
+        CAPTURE(r);
+        CAPTURE(contract);
+        Context ctx{{"FP_CONTRACT", contract}};
+        std::vector<HostBuf> bufs{HostBuf::zeros<float>(2), HostBuf::of(std::vector<float>{x, c})};
+        run_kernel(device(), r, "fma_kernel", k.list(), bufs, {}, {1, 1, 1});
+        const float want = contract ? std::ldexp(1.0f, -24) : 0.0f;
+        CHECK(bufs[0].as<float>() == std::vector<float>{want, want});
+      }
   }
 
   TEST_CASE("row sums with an accumulator register") {

@@ -62,4 +62,18 @@ TEST_SUITE("cpu.plugin") {
                          doctest::Contains("cannot serve architecture 'sm_90'"), Error);
   }
 
+  TEST_CASE("both renderers report the host's vector width") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(TG_CPU_PLUGIN_DIR);
+    std::shared_ptr<Device> dev = reg.open("CPU");
+    // Asked of the CPU directly (CPUID through the compiler's builtin), not through LLVM.
+    const int64_t lanes = __builtin_cpu_supports("avx512f") ? 16
+                          : __builtin_cpu_supports("avx")   ? 8
+                                                            : 4;
+    for (const std::string& rn : kRenderers) {
+      CAPTURE(rn);
+      CHECK(dev->renderer(rn).caps().vector_lanes == lanes);
+    }
+  }
+
 } // TEST_SUITE

@@ -28,6 +28,16 @@ private:
 
 class FakeRenderer final : public tg::Renderer {
 public:
+  FakeRenderer() {
+#ifdef FAKE_ABI_1_1
+    caps_.supports_half = false; // a field 1.1 has, which the adapter copies
+    // A 1.1 binary's caps end before vector_lanes: whatever lies there is not the plugin's
+    // answer, and the core must not read it.
+    caps_.vector_lanes = -1;
+#else
+    caps_.vector_lanes = 8;
+#endif
+  }
   std::string name() const override { return "TEXT"; }
   const tg::RendererCaps& caps() const override { return caps_; }
   std::string render(const std::string& kernel, std::span<const tg::UOpPtr> uops) override {
@@ -143,6 +153,8 @@ tg::Device* create(const char* device, char* why, size_t why_len) noexcept {
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR + 1;
 #elif defined(FAKE_ABI_1_0)
 constexpr uint32_t kAbiMinor = 0;
+#elif defined(FAKE_ABI_1_1)
+constexpr uint32_t kAbiMinor = 1;
 #else
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR;
 #endif
@@ -166,7 +178,8 @@ constexpr uint32_t kSize = sizeof(tg_plugin_info_v1);
 
 // Written by hand rather than with TG_DEFINE_PLUGIN so that the ABI fields can be broken.
 // FAKE_ABI_1_0 stands in for a plugin built against ABI 1.0: minor 0, a 64-byte handshake
-// without create_arch, a Device without 1.1's virtuals.
+// without create_arch, a Device without 1.1's virtuals. FAKE_ABI_1_1 stands in for one built
+// against ABI 1.1: minor 1, the same handshake as 1.2, renderer caps without vector_lanes.
 extern "C" __attribute__((visibility("default"))) const tg_plugin_info_v1* tg_plugin_query_v1() {
 #ifdef FAKE_ABI_1_0
   constexpr auto kCreateArch = nullptr;

@@ -1,11 +1,13 @@
-// ABI 1.1's seams: DEV's ARCH reaches the plugin's create(), a 1.0 plugin still loads (served
-// through the adapter), and whether host memory is borrowed is the device's answer.
+// The ABI's seams: DEV's ARCH reaches the plugin's create() (1.1), 1.0 and 1.1 plugins still
+// load (served through the adapter), whether host memory is borrowed is the device's answer
+// (1.1), and a renderer's vector width reaches codegen (1.2).
 #include <doctest/doctest.h>
 
 #include "plugin_test_util.hpp"
 #include "tg/buffer.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/plugin/abi.hpp"
 #include "tg/plugin/device_index.hpp"
 #include "tg/tensor.hpp"
 
@@ -63,12 +65,43 @@ TEST_SUITE("plugins.abi") {
     CHECK(caps.tensor_cores.empty());
     CHECK(caps.extra_matcher == nullptr);
     CHECK(caps.decompositions == nullptr);
+    CHECK(caps.vector_lanes == RendererCaps{}.vector_lanes);
     CHECK(caps.supports_float4); // 1.0's fields are read from the 1.0 caps
     CHECK(d->renderer("TEXT").render("k", {}) == "k: 0 uops");
     CHECK_THROWS_WITH_AS(reg.open("ABI10:TEXT:fake1"),
                          doctest::Contains("the plugin has ABI 1.0, which cannot take an "
                                            "architecture"),
                          Error);
+  }
+
+  TEST_CASE("a plugin built against ABI 1.1 still loads: vector_lanes is the default") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("abi11"));
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].state == PluginState::available);
+    CHECK(found[0].abi.rfind("1.1 ", 0) == 0);
+    std::shared_ptr<Device> d = reg.open("ABI11:TEXT:fake3");
+    CHECK(d->name() == "ABI11");
+    // 1.1's questions reach the 1.1 object.
+    CHECK(d->arch() == "fake3");
+    CHECK(d->host_visible());
+    const RendererCaps& caps = d->renderer("TEXT").caps();
+    CHECK(!caps.supports_half); // the plugin's own 1.1 fields
+    CHECK(caps.supports_float4);
+    // 1.2's field is the default, not what lies past the end of a 1.1 caps struct.
+    CHECK(caps.vector_lanes == RendererCaps{}.vector_lanes);
+    CHECK(d->renderer("TEXT").render("k", {}) == "k: 0 uops");
+  }
+
+  TEST_CASE("a current plugin's vector_lanes reaches the core unchanged") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("good"));
+    std::shared_ptr<Device> d = reg.open("TESTDEV");
+    CHECK(d->renderer("TEXT").caps().vector_lanes == 8); // what the test plugin says
+    CHECK(reg.plugins()[0].abi.rfind(std::to_string(TG_PLUGIN_ABI_MAJOR) + "." +
+                                         std::to_string(TG_PLUGIN_ABI_MINOR) + " ",
+                                     0) == 0);
   }
 
   TEST_CASE("host visibility comes from the device: borrowed where it says so, copied elsewhere") {

@@ -98,7 +98,12 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 // Otherwise, with work groups
 // (caps.has_local): a matrix-vector product gets GROUP 8, LOCAL 4 and UPCAST 4 on its rows; a
 // kernel with few outputs (at most 2048) and a long reduce gets GROUP 16 and nothing more.
-// Then, on every device: while the output has at least 1024 elements, upcast an output axis
+// Without work groups (a CPU), a matrix product (one sum over k of a[m, k] * b[k, n] or
+// b[n, k], stored along n) gets a register tile sized by caps.vector_lanes and nothing more:
+// a @ b upcasts m by 8 (4 below 16 lanes) and then n by two vectors, and unrolls k by 4;
+// a @ b.T upcasts m by 4 and n by 4 (2) and unrolls k by 8. A direct convolution (forward or
+// input gradient) gets output channels x 2 rows x the whole row (a vector when longer than
+// 32), accumulators within 16 (8) registers, ky unrolled. Then, on every device: while the output has at least 1024 elements, upcast an output axis
 // some buffer broadcasts over (stride 0 in its index) by 3 or 4, up to two axes (without work
 // groups the first one 16 or 8 wide when contiguous in the output); unroll the last reduce
 // axis whole when it is at most 32 long (and all lanes stay within 128), else by 4 when

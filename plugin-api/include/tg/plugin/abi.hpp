@@ -11,6 +11,10 @@
 // loader reads its handshake only up to struct_size and serves its devices through an adapter
 // that answers the 1.1 questions with the 1.0 behaviour (not host-visible, no architecture,
 // no tensor cores or extra rules), so the core never calls what a 1.0 binary does not have.
+//
+// ABI 1.2 (minor 2) appends RendererCaps::vector_lanes (how many float32 lanes the target's
+// vector registers hold). The handshake itself is unchanged; a 1.1 plugin's renderers are
+// served through the same adapter, which answers vector_lanes with RendererCaps' default.
 #include <cstddef>
 #include <cstdint>
 
@@ -74,7 +78,7 @@ typedef const tg_plugin_info_v1* (*tg_plugin_query_v1_fn)();
 
 #define TG_PLUGIN_MAGIC 0x31505447u // "TGP1"
 #define TG_PLUGIN_ABI_MAJOR 1u
-#define TG_PLUGIN_ABI_MINOR 1u
+#define TG_PLUGIN_ABI_MINOR 2u
 // The handshake of ABI 1.0 ends before create_arch: the smallest struct the loader accepts.
 #define TG_PLUGIN_INFO_V1_0_SIZE 64u
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"

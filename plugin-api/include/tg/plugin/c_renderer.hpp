@@ -10,7 +10,8 @@ namespace tg {
 
 class CRenderer : public CStyleRenderer {
 public:
-  CRenderer();
+  // `vector_lanes`: the float32 lanes of the target's vector registers (RendererCaps).
+  explicit CRenderer(int64_t vector_lanes = 4);
   std::string name() const override { return "C"; }
   const RendererCaps& caps() const override { return caps_; }
 

@@ -55,6 +55,10 @@ struct RendererCaps {
   // Rules codegen applies with its decompositions, before reduce lowering: ops the renderer
   // lacks rewritten into ops it has. Owned by the renderer, may be null.
   const PatternMatcher* decompositions = nullptr;
+  // ABI 1.2 (appended; a 1.1 plugin's caps end before it and read as the default).
+  // How many float32 lanes one vector register of the target holds (16 with AVX-512, 8 with
+  // AVX2, 4 with SSE or NEON): the kernel optimizer sizes register tiles by it.
+  int64_t vector_lanes = 4;
 };
 
 // Turns one linearized kernel (docs/KERNEL_IR.md) into source for its compiler.

@@ -39,6 +39,9 @@ struct LLVMIRContext {
   std::vector<LLVMLoop> open_specials; // work-item loops a target opened (closed at the end)
   std::string block = "entry";
   int counter = 0, nvars = 0;
+  // Fast-math flags of float fadd/fsub/fmul (" contract" under FP_CONTRACT=1: LLVM may fuse a
+  // multiply and an add into one FMA).
+  std::string float_flags;
 
   std::string tmp() { return "%t" + std::to_string(counter++); }
   int next() { return counter++; }
