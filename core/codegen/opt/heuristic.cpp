@@ -158,8 +158,9 @@ const UOp* operand_index(const UOp* x) {
 }
 
 // A matrix product on a CPU: one sum over the last reduce axis k of a[m, k] * b[k, n] (or
-// b[n, k]), stored contiguously along n. The register tile is its outputs m x n (ids of the
-// two output axes) and how the reduce is read.
+// b[n, k]), stored contiguously along n, maybe through an elementwise epilogue (a bias, a
+// residual added, an activation: a transformer's output projections). The register tile is its
+// outputs m x n (ids of the two output axes) and how the reduce is read.
 struct CpuMatmul {
   int64_t m_id = 0, n_id = 0;
   bool b_along_n = false; // b contiguous along n (a @ b): rows of b are vectors
@@ -176,8 +177,7 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
   }
   if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
   const UOp* mul = red->src[0].get();
-  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX || store->src[1].get() != red)
-    return {};
+  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
   const auto reduce_axes = opt_axes(k, true);
   if (reduce_axes.empty() || const_size(reduce_axes.back().get()) < 0) return {};
   const UOp* kr = reduce_axes.back().get();
