@@ -299,6 +299,39 @@ TEST_SUITE("codegen.opt") {
         [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
   }
 
+  TEST_CASE("a @ b.T whose a is laid out [head, token, d] on the CPU: the tile still applies") {
+    // out[t, j] = sum_k a[k / 64, t, k % 64] * b[j, k]: attention's output projection reads the
+    // heads' outputs, stored head by head. a's index is not linear in k, but once k is split by
+    // 8 each group of 8 lanes is contiguous in a ((8*g + u) % 64 = 8*(g % 8) + u), so the
+    // product gets the same tile as a plain a @ b.T.
+    const int64_t T = 16, N = 24, H = 2, D = 64, K = H * D;
+    auto out = buf(0, dtypes::float32, T * N), a = buf(1, dtypes::float32, H * T * D),
+         b = buf(2, dtypes::float32, N * K);
+    auto t = rng(T, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast = UOp::sink(
+        {st(out, t * N + j,
+            reduce(Ops::ADD, ld(a, (k / D) * (T * D) + t * D + k % D) * ld(b, j * K + k), {k}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+    }
+    auto av = pattern(H * T * D, 5, 2), bv = pattern(N * K, 3, 1);
+    std::vector<float> ref(T * N);
+    for (int64_t x = 0; x < T; ++x)
+      for (int64_t y = 0; y < N; ++y)
+        for (int64_t r = 0; r < K; ++r)
+          ref[x * N + y] += av[(r / D) * T * D + x * D + r % D] * bv[y * K + r];
+    run_all(
+        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(T * N), HostBuf::of(av),
+                                      HostBuf::of(bv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+  }
+
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
     // out[i, j] = sum_k xpad[i, j + k - 1] over k < 4, x padded by one column on the left and
     // two on the right (the gate depends on the unrolled k and the upcast j), plus
