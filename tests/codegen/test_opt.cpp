@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "codegen_test_util.hpp"
 #include "tg/error.hpp"
@@ -110,13 +112,53 @@ TEST_SUITE("codegen.opt") {
           for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] * 2 + bv[t]);
         });
     if (!noopt() && on_cpu()) {
-      CHECK(ks[0].name == "E_64_16_4");
-      CHECK(ks[0].global == std::array<int64_t, 3>{64, 16, 1});
-      CHECK(vector_accesses(ks[0]) == 3); // two float4 loads, one float4 store
+      // A whole vector register of lanes (4 at least): two vector loads, one vector store.
+      const int64_t lanes = std::max<int64_t>(target_caps().vector_lanes, 4);
+      CHECK(ks[0].name == "E_64_" + std::to_string(C / lanes) + "_" + std::to_string(lanes));
+      CHECK(ks[0].global == std::array<int64_t, 3>{64, C / lanes, 1});
+      CHECK(vector_accesses(ks[0]) == 3);
     }
     CHECK(ks[2].name == "E_16_16_4_4");
     CHECK(vector_accesses(ks[2]) == 3 * 4); // four rows of float4 per buffer
     CHECK(vector_accesses(ks[3]) == 0);
+  }
+
+  TEST_CASE("elementwise on the CPU: a contiguous last axis goes a whole register wide") {
+    // out[i, j] = exp2(a[i, j]): every access reads j contiguously (or not at all), so j is
+    // upcast by the register's lanes (16 with AVX-512, 8 with AVX2): the decomposed exp2's
+    // polynomial then runs on whole registers (exp over 4M floats 3.5x faster than with 4).
+    // A transposed read keeps the upcast of 4, and so does a GPU.
+    const int64_t R = 64, C = 64;
+    auto out = buf(0, dtypes::float32, R * C), a = buf(1, dtypes::float32, R * C),
+         t = buf(2, dtypes::float32, R * C);
+    auto i = rng(R, 0), j = rng(C, 1);
+    auto ast =
+        UOp::sink({st(out, i * C + j, UOp::make(Ops::EXP2, dtypes::float32, {ld(a, i * C + j)}))});
+    auto transposed = UOp::sink({st(out, i * C + j, ld(a, j * R + i) + ld(t, i * C + j))});
+    RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps(), gpu = cpu_caps();
+    avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+    gpu.has_local = true;
+    if (!noopt()) {
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(1, 16)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) == std::vector<Opt>{upcast(1, 8)});
+      CHECK(hand_coded_optimizations(simplify_kernel(transposed), avx512) ==
+            std::vector<Opt>{upcast(1, 4)});
+      const auto g = hand_coded_optimizations(simplify_kernel(ast), gpu);
+      CHECK(std::find(g.begin(), g.end(), upcast(1, 4)) != g.end());
+    }
+    auto av = pattern(R * C, 9, 4);
+    run_all(
+        ast, {upcast(1, 16)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t y = 0; y < R; ++y)
+            for (int64_t x = 0; x < C; ++x)
+              REQUIRE(o[y * C + x] == doctest::Approx(std::exp2(av[y * C + x])));
+        });
   }
 
   TEST_CASE("broadcast add: a row and a column broadcast") {

@@ -626,6 +626,9 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
   }
 
   // Nothing upcast yet: float4 stores along the last output axis when it is contiguous there.
+  // Without work groups, an elementwise kernel (no reduce) whose every access reads that axis
+  // contiguously or not at all goes a whole vector register wide (caps.vector_lanes): exp,
+  // sigmoid and GELU's polynomials then run on full registers.
   if (upcast_ranges().empty()) {
     const auto out_axes = opt_axes(k, false);
     if (!out_axes.empty()) {
@@ -634,8 +637,15 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       bool contiguous = false;
       for (const UOpPtr& st : k->src)
         if (st->op == Ops::STORE) contiguous |= coeff(st->src[0]->src[1].get(), r) == 1;
-      if (s > 4 && s % 4 == 0 && contiguous)
-        apply({OptOp::UPCAST, static_cast<int>(out_axes.size()) - 1, 4});
+      int64_t amount = 4;
+      if (!caps.has_local && opt_axes(k, true).empty() && caps.vector_lanes > 4) {
+        bool whole = true;
+        for (const UOp* b : accesses(k)) whole &= stride(b, r) == 0 || stride(b, r) == 1;
+        if (whole && s > caps.vector_lanes && s % caps.vector_lanes == 0)
+          amount = caps.vector_lanes;
+      }
+      if (s > amount && s % amount == 0 && contiguous)
+        apply({OptOp::UPCAST, static_cast<int>(out_axes.size()) - 1, static_cast<int>(amount)});
     }
   }
 

@@ -111,9 +111,11 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 // index) by 3 or 4, up to two axes (without work groups the first one 16 or 8 wide when contiguous
 // in the output); unroll the last reduce axis whole when it is at most 32 long (and all lanes stay
 // within 128), else by 4 when divisible; upcast the last output axis by 4 when nothing is upcast
-// yet and it is contiguous in the output. Last, with work groups: up to three Global axes get local
-// sizes (32 for the first axis, else 16, 8, 4, 3 or 2; at most 128 work items a group), axes some
-// buffer broadcasts over first. Symbolic or indivisible axes are skipped.
+// yet and it is contiguous in the output (without work groups, in a kernel without a reduce
+// whose every access reads it contiguously or not at all, by caps.vector_lanes). Last, with work
+// groups: up to three Global axes get local sizes (32 for the first axis, else 16, 8, 4, 3 or 2; at
+// most 128 work items a group), axes some buffer broadcasts over first. Symbolic or indivisible
+// axes are skipped.
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
 
 // The tensor cores of `caps` that multiply dtype_in and accumulate in dtype_out, in the
