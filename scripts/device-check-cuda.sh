@@ -2,9 +2,11 @@
 # The cuda plugin on a real NVIDIA GPU, in one run (under 8 minutes on an H200 with 16 cores):
 #   1. configure and build (-j16) the plugins, tinyrun, the suites run below and the bench
 #   2. the probe: `tinyrun plugins` and a DEBUG=4/DEBUG=7 launch (CUDA C, then SASS)
-#   3. the tensor, nn and JIT suites with DEV=CUDA (and the CUDA compile tests)
+#   3. the tensor, nn and JIT suites with DEV=CUDA (and the CUDA compile tests); tensor.matmul's
+#      float16/bfloat16 tensor-core shapes run on mma.sync there (the TC opt's first GPU check)
 #   4. `tinyrun mnist train --steps 20` on CUDA, and the same on the CPU for the speed ratio
-#   5. the matmul benchmark (float32, float16, bfloat16 at 4096) beside cuBLAS
+#   5. the tensor-core matmul test alone (DEBUG=4: the TC opts), the matmul benchmark (float32,
+#      float16, bfloat16 at 4096) beside cuBLAS, and again with TC=0 (no tensor cores)
 # Every step prints its wall time; the script goes on after a failing step and exits non-zero
 # at the end if any failed. Usage: scripts/device-check-cuda.sh [build-dir] (default build/cuda).
 set -u
@@ -48,7 +50,9 @@ step cuda_compile_tests 120 bash -c "cd '${BUILD}' && ctest -L cuda -j 8 --outpu
 
 step mnist_cuda 180 env DEV=CUDA "${TINYRUN}" mnist train --steps 20
 step mnist_cpu 180 env DEV=CPU "${TINYRUN}" mnist train --steps 20
+step tc_matmul 60 env DEV=CUDA DEBUG=4 "${BUILD}/tests/tg_tests_tensor" "--test-case=tensor-core shapes*"
 step matmul_bench 180 "${BUILD}/bench/tg_bench_cuda" 4096
+step matmul_bench_no_tc 180 env TC=0 "${BUILD}/bench/tg_bench_cuda" 4096
 
 if ((${#failed[@]})); then
   echo "device-check-cuda: FAILED steps: ${failed[*]}"

@@ -10,7 +10,15 @@
 // of its address as INDEX(buf, VECTORIZE(lanes)) and devectorize turns runs of consecutive
 // addresses into vector accesses. A REDUCE over Unroll ranges first combines those lanes with
 // its op (tinygrad's CONTRACT), then reduces what is left on a vector of the other lanes.
+//
+// A WMMA from the TC opt (its arg: wmma_axes.hpp) consumes, from A and B, the lanes of the
+// ranges its fragments run over (tinygrad's CONTRACT of tc_upcast_axes) and yields C's
+// fragment ranges (UNROLL): its axes are the other axes of its operands plus C's fragment
+// ranges. For each combination of the other axes' values it becomes one WMMA of the fragments'
+// lanes in the tensor core's order, named as the renderer knows it (TensorCore::name), and its
+// lanes are those WMMAs' lanes in the node's axis order.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -18,6 +26,7 @@
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "wmma_axes.hpp"
 
 namespace tg {
 
@@ -75,9 +84,18 @@ std::vector<int64_t> lane_map(const Axes& from, const Axes& to) {
 class Expander {
 public:
   explicit Expander(const UOpPtr& ast) {
+    for (const UOp* u : ast->toposort())
+      if (u->op == Ops::RANGE) range_by_id_[rid(u)] = u;
     for (const UOp* u : ast->toposort()) {
       Axes a;
-      if (u->op == Ops::RANGE) {
+      if (u->op == Ops::WMMA) {
+        const auto frag = wmma_fragments(*u);
+        for (size_t op = 0; op < 3; ++op)
+          for (const UOp* r : axes_.at(u->src[op].get()))
+            if (std::find(frag[op].begin(), frag[op].end(), r) == frag[op].end())
+              a = axes_union(a, {r});
+        a = axes_union(a, sorted(frag[2]));
+      } else if (u->op == Ops::RANGE) {
         const AxisType t = std::get<RangeArg>(u->arg).type;
         if (t == AxisType::Upcast || t == AxisType::Unroll) {
           if (!u->src[0]->is_const())
@@ -114,6 +132,7 @@ public:
   }
 
 private:
+  std::unordered_map<int64_t, const UOp*> range_by_id_;
   std::unordered_map<const UOp*, Axes> axes_;
   std::unordered_map<const UOp*, bool> touched_, pure_;
   std::unordered_map<const UOp*, UOpPtr> vec_;
@@ -318,6 +337,97 @@ private:
     return index->replace_src(std::move(src));
   }
 
+  static Axes sorted(Axes a) {
+    std::sort(a.begin(), a.end(), [](const UOp* x, const UOp* y) { return rid(x) < rid(y); });
+    return a;
+  }
+
+  // A WMMA's fragment ranges for A, B and C, each slowest first.
+  std::array<Axes, 3> wmma_fragments(const UOp& wmma) const {
+    const codegen_detail::WmmaAxes w = codegen_detail::wmma_axes(wmma);
+    std::array<Axes, 3> out;
+    for (size_t op = 0; op < 3; ++op)
+      for (int64_t id : w.fragment[op]) {
+        const auto it = range_by_id_.find(id);
+        if (it == range_by_id_.end())
+          throw Error("codegen: expand: a WMMA's fragment names no range of the kernel: " +
+                      wmma.str());
+        out[op].push_back(it->second);
+      }
+    return out;
+  }
+
+  // The lane of `x` (a vector over `over`, sorted) where each axis has the value `digit` gives.
+  static int64_t lane_at(const Axes& over, const std::unordered_map<const UOp*, int64_t>& digit) {
+    int64_t l = 0;
+    for (const UOp* r : over) l = l * size_of(r) + digit.at(r);
+    return l;
+  }
+
+  static UOpPtr pick(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+    const DType d = vdt(x->dtype, static_cast<int64_t>(lanes.size()));
+    if (x->is_const()) return UOp::const_(d, x->const_value());
+    bool identity = lanes.size() == x->dtype.count;
+    for (size_t i = 0; i < lanes.size() && identity; ++i) identity = lanes[i] == int64_t(i);
+    if (identity) return x;
+    return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
+  }
+
+  UOpPtr build_wmma(const UOpPtr& u, const Axes& out) {
+    const codegen_detail::WmmaAxes w = codegen_detail::wmma_axes(*u);
+    const auto frag = wmma_fragments(*u);
+    Axes others;
+    for (const UOp* r : out)
+      if (std::find(frag[2].begin(), frag[2].end(), r) == frag[2].end()) others.push_back(r);
+    // Each operand as a vector over its other axes and its fragment's.
+    std::array<UOpPtr, 3> vecs;
+    std::array<Axes, 3> over;
+    for (size_t op = 0; op < 3; ++op) {
+      Axes own;
+      for (const UOp* r : axes_.at(u->src[op].get()))
+        if (std::find(frag[op].begin(), frag[op].end(), r) == frag[op].end()) own.push_back(r);
+      over[op] = axes_union(own, sorted(frag[op]));
+      vecs[op] = vec_as(u->src[op], over[op]);
+    }
+    const std::string name = codegen_detail::wmma_name(w, u->src[0]->dtype, u->dtype);
+    const int64_t n_others = width(others);
+    std::vector<UOpPtr> wmmas;
+    for (int64_t e = 0; e < n_others; ++e) {
+      std::unordered_map<const UOp*, int64_t> digit;
+      const auto d = digits(others, e);
+      for (size_t i = 0; i < others.size(); ++i) digit[others[i]] = d[i];
+      std::array<UOpPtr, 3> src;
+      for (size_t op = 0; op < 3; ++op) {
+        std::vector<int64_t> lanes;
+        auto digit_op = digit;
+        for (int64_t f = 0; f < width(frag[op]); ++f) {
+          const auto fd = digits(frag[op], f);
+          for (size_t i = 0; i < frag[op].size(); ++i) digit_op[frag[op][i]] = fd[i];
+          lanes.push_back(lane_at(over[op], digit_op));
+        }
+        src[op] = pick(vecs[op], lanes);
+      }
+      wmmas.push_back(
+          UOp::make(Ops::WMMA, vdt(u->dtype, width(frag[2])), {src[0], src[1], src[2]}, name));
+    }
+    // The node's lanes: lane (others e, fragment f) of `out` is lane f of WMMA e.
+    std::vector<std::pair<int64_t, int64_t>> from;
+    for (int64_t l = 0; l < width(out); ++l) {
+      const auto d = digits(out, l);
+      std::unordered_map<const UOp*, int64_t> digit;
+      for (size_t i = 0; i < out.size(); ++i) digit[out[i]] = d[i];
+      from.emplace_back(lane_at(others, digit), lane_at(frag[2], digit));
+    }
+    if (wmmas.size() == 1) {
+      std::vector<int64_t> lanes;
+      for (const auto& [e, f] : from) lanes.push_back(f);
+      return pick(wmmas[0], lanes);
+    }
+    std::vector<UOpPtr> lanes;
+    for (const auto& [e, f] : from) lanes.push_back(pick(wmmas[static_cast<size_t>(e)], {f}));
+    return UOp::make(Ops::VECTORIZE, vdt(u->dtype, width(out)), std::move(lanes));
+  }
+
   UOpPtr vec(const UOpPtr& u) {
     auto it = vec_.find(u.get());
     if (it != vec_.end()) return it->second;
@@ -377,6 +487,8 @@ private:
       rest.insert(rest.begin(), combined);
       return UOp::make(Ops::REDUCE, vdt(u->dtype, w), std::move(rest), u->arg);
     }
+    case Ops::WMMA:
+      return build_wmma(u, a);
     case Ops::SINK:
     case Ops::INDEX:
       break;

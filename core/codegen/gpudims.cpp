@@ -7,11 +7,11 @@
 // first (the CPU runtime splits gidx0 over threads); the rest stay loops.
 //
 // With work groups, every Global range of constant size is a global axis and every Local and
-// GroupReduce range a local axis; each kind is fitted into the device's three dimensions
-// (grouped_dims.hpp: merged or split to fit global_max / local_max), globals innermost first so
-// that gidx0 moves fastest, as tinygrad does. A global STORE whose address does not depend on
-// some local axis (a grouped reduce's result, the same in every work item of the group) is
-// gated so that only the work item with that local index 0 writes it.
+// GroupReduce range a local axis (a tensor core's warp, id -1, first); each kind is fitted into the
+// device's three dimensions (grouped_dims.hpp: merged or split to fit global_max / local_max),
+// globals innermost first so that gidx0 moves fastest, as tinygrad does. A global STORE whose
+// address does not depend on some local axis (a grouped reduce's result, the same in every work
+// item of the group) is gated so that only the work item with that local index 0 writes it.
 //
 // Only ranges with a constant size become SPECIALs (launch sizes are numbers); a Global range
 // with a symbolic size stays a loop inside the work item.
@@ -81,6 +81,11 @@ UOpPtr work_group_dims(const UOpPtr& ast, const RendererCaps& caps, std::array<i
     if (!l)
       throw Error("codegen: local sizes " + sizes_str(sizes(locals)) +
                   " do not fit the device's local dimensions (RendererCaps::local_max)");
+    // A tensor core's warp (a Local range with id -1, first by id) must be lidx0 on its own,
+    // so that its index is the thread's lane; the kernel optimizer keeps it so.
+    if (rarg(locals[0]).id < 0 && l->launch[0] != locals[0]->src[0]->ivmin())
+      throw Error("codegen: local sizes " + sizes_str(sizes(locals)) +
+                  " merge a tensor core's warp with other local axes");
     for (size_t i = 0; i < locals.size(); ++i) subs[locals[i]] = l->index[i];
     for (size_t i = 0; i < l->launch.size(); ++i) local[i] = l->launch[i];
   }

@@ -131,6 +131,9 @@ const Pass<KernelLowering> kCodegenPasses[] = {
      }},
     {"group_reduces", [](KernelLowering& c) { c.sink = group_reduces(c.sink); }},
     {"lower_reduces", [](KernelLowering& c) { c.sink = lower_reduces(c.sink); }},
+    // After lower_reduces folded the accumulator into the WMMAs' C operands.
+    {"single_thread_wmma",
+     [](KernelLowering& c) { c.sink = lower_single_thread_wmma(c.sink, *c.caps); }},
     {"devectorize", [](KernelLowering& c) { c.sink = devectorize(c.sink, *c.caps); }},
     // The renderer's extra rules (tinygrad's extra_matcher) on the final, scalar-or-aligned
     // graph: its spellings of what it does better than the generic form.

@@ -11,6 +11,12 @@
 // kernel), the load in the loop on the init and the reduce ranges, and the load after the loop
 // on its END. They also make those loads distinct nodes, which hash-consing would otherwise
 // merge into one.
+//
+// A sum of WMMAs (the TC opt's) accumulates in the WMMAs themselves (tinygrad's pm_wmma_add):
+// acc + WMMA(a, b, c) is WMMA(a, b, c + acc), through the GEP/VECTORIZE that expansion puts
+// around WMMAs to line their lanes up, so the accumulator is the tensor core's C operand.
+#include <map>
+
 #include "live_ranges.hpp"
 #include "reduce_identity.hpp"
 #include "tg/codegen.hpp"
@@ -24,6 +30,55 @@ namespace {
 struct ReduceCtx {
   int64_t acc_num = 0;
 };
+
+UOpPtr gep(const UOpPtr& x, const std::vector<int64_t>& lanes) {
+  const DType d = lanes.size() == 1 ? x->dtype.scalar()
+                                    : x->dtype.scalar().vec(static_cast<uint16_t>(lanes.size()));
+  return UOp::make(Ops::GEP, d, {x}, Shape(lanes));
+}
+
+UOpPtr add_into(const UOpPtr& wmma, const UOpPtr& acc) {
+  const UOpPtr& c = wmma->src[2];
+  const UOpPtr sum = c->is_const_value(0) ? acc : c + acc;
+  return wmma->replace_src({wmma->src[0], wmma->src[1], sum});
+}
+
+// `acc` + `value` with the addition moved into the WMMAs `value`'s lanes come from: value is a
+// WMMA, a GEP of one, or a VECTORIZE of single lanes of WMMAs that together use every lane of
+// each. nullptr when `value` is not such a node.
+UOpPtr fold_wmma_add(const UOpPtr& acc, const UOpPtr& value) {
+  if (value->op == Ops::WMMA) return add_into(value, acc);
+  // (WMMA, its lane) of each lane of value.
+  std::vector<std::pair<UOpPtr, int64_t>> from;
+  if (value->op == Ops::GEP && value->src[0]->op == Ops::WMMA) {
+    for (int64_t l : std::vector<int64_t>(std::get<Shape>(value->arg)))
+      from.emplace_back(value->src[0], l);
+  } else if (value->op == Ops::VECTORIZE) {
+    for (const UOpPtr& s : value->src) {
+      if (s->op != Ops::GEP || s->src[0]->op != Ops::WMMA || s->dtype.count != 1) return nullptr;
+      from.emplace_back(s->src[0], std::vector<int64_t>(std::get<Shape>(s->arg))[0]);
+    }
+  } else {
+    return nullptr;
+  }
+  // For each WMMA, which lane of acc goes to each of its lanes.
+  std::map<const UOp*, std::vector<int64_t>> acc_lanes;
+  for (size_t l = 0; l < from.size(); ++l) {
+    auto& v = acc_lanes[from[l].first.get()];
+    v.resize(from[l].first->dtype.count, -1);
+    if (v[static_cast<size_t>(from[l].second)] != -1) return nullptr; // a lane used twice
+    v[static_cast<size_t>(from[l].second)] = static_cast<int64_t>(l);
+  }
+  std::map<const UOp*, UOpPtr> folded;
+  for (const auto& [w, lanes] : acc_lanes) {
+    if (std::find(lanes.begin(), lanes.end(), -1) != lanes.end()) return nullptr;
+    folded[w] = add_into(w->ptr(), gep(acc, lanes));
+  }
+  if (value->op == Ops::GEP) return gep(folded.begin()->second, std::get<Shape>(value->arg));
+  std::vector<UOpPtr> src;
+  for (const auto& [w, l] : from) src.push_back(gep(folded.at(w.get()), {l}));
+  return UOp::make(Ops::VECTORIZE, value->dtype, std::move(src));
+}
 
 UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
   const Ops op = std::get<ReduceArg>(red->arg).op;
@@ -65,7 +120,9 @@ UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
   std::vector<UOpPtr> in_loop{init};
   in_loop.insert(in_loop.end(), ranges.begin(), ranges.end());
   const UOpPtr cur = UOp::make(Ops::LOAD, d, {index(after(in_loop))});
-  UOpPtr done = store(index(acc), cur->alu(op, {value}));
+  UOpPtr next = op == Ops::ADD ? fold_wmma_add(cur, value) : nullptr;
+  if (!next) next = cur->alu(op, {value});
+  UOpPtr done = store(index(acc), next);
   // Innermost loop (the last range listed) closes first.
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
     done = UOp::make(Ops::END, dtypes::void_, {*it, done});

@@ -430,6 +430,7 @@ std::array<RenderFn, kNumOps> make_rules() {
     return std::string();
   });
   set(DEFINE_LOCAL, [](R r, C c, const UOp& u) { return r.render_local(c, u); });
+  set(WMMA, [](R r, C c, const UOp& u) { return r.render_wmma(c, u); });
   set(CONST, [](R, C, const UOp& u) { return literal(u.const_value(), u.dtype); });
   set(RANGE, [](R r, C c, const UOp& u) {
     LLVMLoop l = r.open_loop(c, u.dtype, "0", c[u.src[0]]);
@@ -585,6 +586,9 @@ void LLVMIRRenderer::render_barrier(LLVMIRContext&, const UOp& u) const {
 }
 std::string LLVMIRRenderer::render_local(LLVMIRContext&, const UOp& u) const {
   unsupported(u, "the target has no work-group memory (set render_local())");
+}
+std::string LLVMIRRenderer::render_wmma(LLVMIRContext&, const UOp& u) const {
+  unsupported(u, "the target has no tensor cores (set render_wmma())");
 }
 std::string LLVMIRRenderer::render_kernel(const std::string& name, LLVMIRContext&) const {
   throw Error(this->name() + " renderer: the target defines no kernel function for " + name +

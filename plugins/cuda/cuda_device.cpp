@@ -363,7 +363,6 @@ CudaDevice::CudaDevice(std::string name, int index, std::optional<Arch> arch)
     caps.shared_max = std::min<int64_t>(v, caps.shared_max);
   RendererCaps ptx_caps = caps;
   ptx_caps.has_transcendentals = false;
-  ptx_caps.tensor_cores.clear();
   renderer_ = std::make_unique<CudaRenderer>(std::move(caps));
   ptx_renderer_ = std::make_unique<PtxRenderer>(std::move(ptx_caps));
 }

@@ -11,7 +11,6 @@ namespace tg::cuda {
 RendererCaps ptx_caps_for(const Arch& arch) {
   RendererCaps caps = caps_for(arch);
   caps.has_transcendentals = false;
-  caps.tensor_cores.clear(); // mma.sync is the CUDA renderer's
   caps.extra_matcher = nullptr;
   return caps;
 }
@@ -75,6 +74,43 @@ std::string PtxRenderer::render_local(LLVMIRContext& c, const UOp& u) const {
   const std::string p = "%" + g.substr(1) + ".p";
   c.entry.push_back("  " + p + " = addrspacecast ptr addrspace(3) " + g + " to ptr");
   return p;
+}
+
+// mma.sync m16n8k16 as inline PTX: A's 8 and B's 4 float16 or bfloat16 lanes in 32-bit
+// registers of two, C and D as 4 floats, in the fragment layout of the TensorCore description
+// (cuda_arch.cpp), as the CUDA renderer's helper.
+std::string PtxRenderer::render_wmma(LLVMIRContext& c, const UOp& u) const {
+  const DType a = u.src[0]->dtype, b = u.src[1]->dtype;
+  const bool f16 = a.scalar() == dtypes::float16 && b.scalar() == dtypes::float16;
+  const bool bf16 = a.scalar() == dtypes::bfloat16 && b.scalar() == dtypes::bfloat16;
+  const DType f4 = dtypes::float32.vec(4);
+  if ((!f16 && !bf16) || a.count != 8 || b.count != 4 || u.src[2]->dtype != f4 || u.dtype != f4)
+    unsupported(u, "the tensor cores take 8 and 4 float16 or bfloat16 lanes and accumulate 4 "
+                   "float32 lanes (mma.sync m16n8k16)");
+  const std::string in = f16 ? "f16" : "bf16";
+  const std::string av = c.op("bitcast " + type(a) + " " + c[u.src[0]] + " to <4 x i32>");
+  const std::string bv = c.op("bitcast " + type(b) + " " + c[u.src[1]] + " to <2 x i32>");
+  std::string args;
+  auto arg = [&](const std::string& ty, const std::string& vec_ty, const std::string& v, int i) {
+    const std::string x = c.op("extractelement " + vec_ty + " " + v + ", i32 " + std::to_string(i));
+    args += (args.empty() ? "" : ", ") + ty + " " + x;
+  };
+  for (int i = 0; i < 4; ++i) arg("i32", "<4 x i32>", av, i);
+  for (int i = 0; i < 2; ++i) arg("i32", "<2 x i32>", bv, i);
+  for (int i = 0; i < 4; ++i) arg("float", "<4 x float>", c[u.src[2]], i);
+  const std::string d =
+      c.op("call { float, float, float, float } asm \"mma.sync.aligned.m16n8k16.row.col.f32." + in +
+           "." + in +
+           ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};\", "
+           "\"=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f\"(" +
+           args + ")");
+  std::string v = "poison";
+  for (int i = 0; i < 4; ++i) {
+    const std::string x =
+        c.op("extractvalue { float, float, float, float } " + d + ", " + std::to_string(i));
+    v = c.op("insertelement <4 x float> " + v + ", float " + x + ", i32 " + std::to_string(i));
+  }
+  return v;
 }
 
 std::string PtxRenderer::render_kernel(const std::string& name, LLVMIRContext& c) const {

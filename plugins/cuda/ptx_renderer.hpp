@@ -3,9 +3,9 @@
 // PTX by LLVM in process (no NVRTC): a `ptx_kernel` function taking the buffers as pointers
 // (PARAM slot order) and the variables as i64, work-item indices from the nvvm special
 // registers (ctaid, tid), __syncthreads as llvm.nvvm.barrier0, work-group memory as
-// addrspace(3) globals. As in the CUDA renderer, float16 and bfloat16 are computed in float32;
-// exp2, log2 and sin are decomposed by codegen (NVPTX has no exact instructions for them);
-// a float POW is refused naming the CUDA renderer.
+// addrspace(3) globals, a WMMA as inline-asm mma.sync m16n8k16. As in the CUDA renderer, float16
+// and bfloat16 are computed in float32; exp2, log2 and sin are decomposed by codegen (NVPTX has no
+// exact instructions for them); a float POW is refused naming the CUDA renderer.
 #include <array>
 #include <mutex>
 #include <vector>
@@ -27,6 +27,7 @@ public:
   std::string render_special(LLVMIRContext& ctx, const UOp& special) const override;
   void render_barrier(LLVMIRContext& ctx, const UOp& barrier) const override;
   std::string render_local(LLVMIRContext& ctx, const UOp& local) const override;
+  std::string render_wmma(LLVMIRContext& ctx, const UOp& wmma) const override;
   std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const override;
 
 private:

@@ -266,6 +266,39 @@ TEST_SUITE("codegen.opt") {
         [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
   }
 
+  TEST_CASE("a @ b.T plus a residual on the CPU: the epilogue keeps the matmul's tile") {
+    // out[i, j] = r[i, j] + sum_k a[i, k] * b[j, k] (a transformer's output projection added to
+    // its residual stream): the same register tile as the bare product.
+    const int64_t M = 32, N = 24, K = 64;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, N * K), res = buf(3, dtypes::float32, M * N);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast = UOp::sink(
+        {st(out, i * N + j,
+            ld(res, i * N + j) + reduce(Ops::ADD, ld(a, i * K + k) * ld(b, j * K + k), {k}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+    }
+    auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1), rv = pattern(M * N, 7, 3);
+    std::vector<float> ref(rv);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y) {
+        float s = 0;
+        for (int64_t t = 0; t < K; ++t) s += av[x * K + t] * bv[y * K + t];
+        ref[x * N + y] += s;
+      }
+    run_all(
+        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
+                                      HostBuf::of(bv), HostBuf::of(rv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+  }
+
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
     // out[i, j] = sum_k xpad[i, j + k - 1] over k < 4, x padded by one column on the left and
     // two on the right (the gate depends on the unrolled k and the upcast j), plus

@@ -183,7 +183,8 @@ TEST_SUITE("codegen.pipeline") {
     CHECK(names == std::vector<std::string_view>{
                        "simplify", "optimize", "expand", "promote_half_float", "transcendentals",
                        "fast_idiv", "renderer_decompositions", "group_reduces", "lower_reduces",
-                       "devectorize", "renderer_rules", "gpudims", "add_ends", "linearize"});
+                       "single_thread_wmma", "devectorize", "renderer_rules", "gpudims", "add_ends",
+                       "linearize"});
   }
 
   // A copy of the table with one pass replaced.

@@ -9,6 +9,7 @@
 #include "ptx_compiler.hpp"
 #include "ptx_renderer.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 
@@ -188,10 +189,69 @@ TEST_SUITE("cuda.renderer") {
     CHECK_THROWS_WITH_AS(r.render("bad", bad), doctest::Contains("mma.sync m16n8k16"), Error);
   }
 
+  TEST_CASE("the TC heuristic: float16 and bfloat16 matmuls become mma.sync (sm_80, sm_90; CUDA "
+            "and PTX renderers)") {
+    const bool toolkit = test::toolkit_missing().empty();
+    // The CUDA C of `t`'s last kernel lowered by the heuristic for `arch`; with a WMMA, the
+    // warp is the first local dimension (32 threads).
+    auto lowered = [](const Tensor& t, const char* arch) {
+      CudaRenderer r(caps_for(parse_arch(arch)));
+      std::string src;
+      for (const ScheduleItem& item : t.schedule())
+        if (item.kind == ScheduleItem::Kind::Kernel) {
+          const LoweredKernel k = lower_kernel(item.ast, r.caps());
+          src = r.render(k.name, k.uops);
+          if (std::any_of(k.uops.begin(), k.uops.end(),
+                          [](const UOpPtr& u) { return u->op == Ops::WMMA; }))
+            CHECK(k.local[0] == 32);
+        }
+      return src;
+    };
+    for (const char* arch : {"sm_80", "sm_90"})
+      for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+        CAPTURE(arch);
+        CAPTURE(dt.name());
+        const std::string ptx_in = dt == dtypes::float16 ? "f16" : "bf16";
+        const std::string mma = "mma.sync.aligned.m16n8k16.row.col.f32." + ptx_in + "." + ptx_in;
+        std::vector<std::string> sources{
+            lowered(Tensor::empty({64, 96}, dt).matmul(Tensor::empty({96, 80}, dt)), arch)};
+        {
+          // A shape off the tile: N, M and K padded (TC_OPT=2).
+          Context pad{{"TC_OPT", 2}};
+          sources.push_back(
+              lowered(Tensor::empty({60, 90}, dt).matmul(Tensor::empty({90, 70}, dt)), arch));
+        }
+        for (const std::string& src : sources) {
+          CHECK(contains(src, mma));
+          if (!toolkit) continue;
+          CudaCompiler c(parse_arch(arch));
+          const std::string ptx = c.to_ptx(src);
+          CHECK(contains(ptx, mma));
+          CHECK(test::ptxas(ptx, arch) == "");
+        }
+        // The PTX renderer: the same kernel as LLVM IR with the mma.sync as inline assembly.
+        PtxRenderer pr(ptx_caps_for(parse_arch(arch)));
+        std::string ir;
+        for (const ScheduleItem& item :
+             Tensor::empty({64, 96}, dt).matmul(Tensor::empty({96, 80}, dt)).schedule())
+          if (item.kind == ScheduleItem::Kind::Kernel) {
+            const LoweredKernel k = lower_kernel(item.ast, pr.caps());
+            ir = pr.render(k.name, k.uops);
+          }
+        CHECK(contains(ir, "asm \"" + mma));
+        const std::string ptx = PtxCompiler(parse_arch(arch)).to_ptx(ir);
+        CHECK(contains(ptx, mma));
+        if (toolkit) CHECK(test::ptxas(ptx, arch) == "");
+        Context off{{"TC", 0}};
+        CHECK_FALSE(contains(
+            lowered(Tensor::empty({64, 96}, dt).matmul(Tensor::empty({96, 80}, dt)), arch), "mma"));
+      }
+  }
+
   TEST_CASE("the PTX renderer: LLVM IR for NVPTX, compiled by LLVM to PTX that ptxas takes") {
     PtxRenderer r(ptx_caps_for(parse_arch("sm_90")));
     CHECK_FALSE(r.caps().has_transcendentals);
-    CHECK(r.caps().tensor_cores.empty());
+    CHECK(r.caps().tensor_cores.size() == 2);
     std::string ir;
     for (const ScheduleItem& item : Tensor::randn({1 << 16}).sum().schedule())
       if (item.kind == ScheduleItem::Kind::Kernel) {

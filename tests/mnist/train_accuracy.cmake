@@ -1,10 +1,13 @@
 # mnist.train_accuracy: `tinyrun mnist train --steps 70` (the default) on the 8,000 real
 # training digits, with the fixed seeds 0, 1 and 2: the mean test accuracy on the 2,000 test
-# digits must be >= 97% and each run's >= 96.5%, and `tinyrun mnist eval` of seed 0's saved
+# digits must be >= 96.8% and each run's >= 96.5%, and `tinyrun mnist eval` of seed 0's saved
 # state must print that run's accuracy. Skipped (ctest SKIP_REGULAR_EXPRESSION) without the data.
-# Why three seeds: 97% is this model's mean here, in PyTorch too. Measured (2026-11-30):
-# tinygrad-cpp 96.75 / 97.20 / 97.45 and PyTorch 1.13 (same model, data, Adam, batch 512, 70
-# steps) 97.00 / 97.00 / 96.95 for seeds 0 / 1 / 2; one seed is a coin flip at the threshold.
+# Why these bounds: about 97% is this model's mean here, in PyTorch too, and a seed's result
+# moves by +-0.3 points with the order in which a kernel sums (register tiles, vector width).
+# Measured: PyTorch 1.13 (same model, data, Adam, batch 512, 70 steps) 97.00 / 97.00 / 96.95 for
+# seeds 0 / 1 / 2 (mean 96.98); tinygrad-cpp 96.75 / 97.20 / 97.45 with 4-wide kernels
+# (2026-11-30) and 96.60 / 97.20 / 97.05 with the CPU matmul tiles (2026-12-03). A mean bound
+# of 97% failed PyTorch itself; a training that is wrong lands far below (about 90% and less).
 # cmake -DTINYRUN=... -DSOURCE_DIR=... -DWORK_DIR=... -P train_accuracy.cmake
 if(DEFINED ENV{TG_DATA_DIR} AND NOT "$ENV{TG_DATA_DIR}" STREQUAL "")
   set(data "$ENV{TG_DATA_DIR}/mnist")
@@ -52,8 +55,8 @@ foreach(seed 0 1 2)
   endif()
 endforeach()
 math(EXPR mean "${sum} / 3")
-if(mean LESS 9700)
-  message(FATAL_ERROR "mean test accuracy over seeds 0-2 (${all}) is below 97%")
+if(mean LESS 9680)
+  message(FATAL_ERROR "mean test accuracy over seeds 0-2 (${all}) is below 96.8%")
 endif()
 
 execute_process(COMMAND "${TINYRUN}" mnist eval --weights "${weights}" --data "${data}"
@@ -67,4 +70,4 @@ if(NOT eout MATCHES "test accuracy: ${acc}%\n")
   message(FATAL_ERROR "mnist eval of the saved state does not print the trained accuracy ${acc}%")
 endif()
 file(REMOVE "${weights}")
-message("PASS: test accuracy${all} (seeds 0 1 2), mean >= 97%; eval of seed 0's state agrees")
+message("PASS: test accuracy${all} (seeds 0 1 2), mean >= 96.8%; eval of seed 0's state agrees")

@@ -1,9 +1,13 @@
 // matmul against a triple loop: 2-D, batched with broadcasting, 1-D operands, transposed
-// inputs, a long inner dimension, and float16 / int32 operands.
+// inputs, a long inner dimension, float16 / int32 operands, and shapes for tensor cores.
 #include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
 
 #include "tensor/ref.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tgt;
 
@@ -54,6 +58,26 @@ TEST_SUITE("tensor.matmul") {
   // Skipped until codegen computes bfloat16 arithmetic in float32 (the LLVM and C renderers
   // refuse bfloat16 ALU ops; that decomposition pass is being written).
   TEST_CASE("2-D in bfloat16") { matmul_2d(dtypes::bfloat16); }
+
+  // Shapes a tensor core's tile divides (CUDA's m16n8k16: M 16, N 8, K 16), and one padded to
+  // it at TC_OPT=2: on DEV=CUDA (sm_80+) the heuristic puts them on mma.sync, elsewhere they
+  // are plain matmuls.
+  TEST_CASE("tensor-core shapes in float16 and bfloat16") {
+    for (DType d : {dtypes::float16, dtypes::bfloat16}) {
+      INFO(d.name());
+      for (auto [n, k, m] : {std::array<int64_t, 3>{64, 32, 48}, {30, 40, 20}}) {
+        tg::Context pad{{"TC_OPT", n == 64 ? 0 : 2}};
+        // Small integers: products and sums are exact in every order and precision, so a
+        // fragment element in the wrong place shows.
+        Arr a = random_arr({n, k}, -3, 3, d, 5), b = random_arr({k, m}, -3, 3, d, 6);
+        for (Arr* x : {&a, &b})
+          for (double& v : x->v) v = std::round(v);
+        Arr want = matmul_ref(a, b);
+        for (double& x : want.v) x = store(d, x);
+        check_close(to_tensor(a, d).matmul(to_tensor(b, d)), want, tol_for(d, 4), "a @ b", d);
+      }
+    }
+  }
 
   TEST_CASE("batched with broadcasting, 1-D cases") {
     const DType f = dtypes::float32;

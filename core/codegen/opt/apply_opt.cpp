@@ -20,14 +20,19 @@ std::string_view opt_op_name(OptOp op) {
 }
 
 std::string Opt::str() const {
-  return "Opt(" + std::string(opt_op_name(op)) + ", " + std::to_string(axis) + ", " +
-         std::to_string(amount) + ")";
+  std::string arg = std::to_string(amount);
+  if (op == OptOp::TC) {
+    const TcArg a = tc_arg_of(amount);
+    arg = "(" + std::to_string(a.tc_select) + ", " + std::to_string(a.tc_opt) + ", " +
+          std::to_string(a.use_tensor_cores) + ")";
+  }
+  return "Opt(" + std::string(opt_op_name(op)) + ", " + std::to_string(axis) + ", " + arg + ")";
 }
 
 std::vector<UOpPtr> opt_axes(const UOpPtr& ast, bool reduce) {
   std::vector<UOpPtr> out;
   for (const UOp* r : ranges_of(ast))
-    if (reduce ? is_reduce_axis(rarg(r).type) : is_output_axis(rarg(r).type))
+    if (reduce ? is_reduce_axis(rarg(r).type) : is_output_axis(rarg(r).type) && !is_warp(r))
       out.push_back(r->ptr());
   return out;
 }
@@ -53,24 +58,7 @@ std::vector<UOpPtr> opt_axes(const UOpPtr& ast, OptOp op) {
   }
 }
 
-namespace {
-
-// The kernel's ranges of the given kinds.
-std::vector<const UOp*> ranges_of_type(const UOpPtr& ast, std::initializer_list<AxisType> types) {
-  std::vector<const UOp*> out;
-  for (const UOp* r : ranges_of(ast))
-    if (std::find(types.begin(), types.end(), rarg(r).type) != types.end()) out.push_back(r);
-  return out;
-}
-
-int64_t size_product(const std::vector<const UOp*>& ranges) {
-  int64_t p = 1;
-  for (const UOp* r : ranges) p *= std::max<int64_t>(const_size(r), 1);
-  return p;
-}
-
-// The ranges `u` depends on that are open where it is: a REDUCE closes the ranges it lists.
-std::vector<const UOp*> open_ranges(const UOp* root) {
+std::vector<const UOp*> opt_detail::open_ranges(const UOp* root) {
   std::unordered_map<const UOp*, std::vector<const UOp*>> open;
   for (const UOp* u : root->toposort()) {
     std::vector<const UOp*> s;
@@ -87,6 +75,22 @@ std::vector<const UOp*> open_ranges(const UOp* root) {
     open.emplace(u, std::move(s));
   }
   return open.at(root);
+}
+
+namespace {
+
+// The kernel's ranges of the given kinds.
+std::vector<const UOp*> ranges_of_type(const UOpPtr& ast, std::initializer_list<AxisType> types) {
+  std::vector<const UOp*> out;
+  for (const UOp* r : ranges_of(ast))
+    if (std::find(types.begin(), types.end(), rarg(r).type) != types.end()) out.push_back(r);
+  return out;
+}
+
+int64_t size_product(const std::vector<const UOp*>& ranges) {
+  int64_t p = 1;
+  for (const UOp* r : ranges) p *= std::max<int64_t>(const_size(r), 1);
+  return p;
 }
 
 // The REDUCE that lists range `r`.
@@ -157,9 +161,16 @@ public:
           "a work group of " + str(dims) + " = " + std::to_string(total) +
               " work items exceeds the device's maximum of " + std::to_string(caps_.local_max[0]) +
               " (RendererCaps::local_max)");
-    check(codegen_detail::limit_dims(dims, caps_.local_max).has_value(),
-          "local sizes " + str(dims) + " do not fit the device's local dimensions " + str(max) +
-              " (RendererCaps::local_max)");
+    const auto fitted = codegen_detail::limit_dims(dims, caps_.local_max);
+    check(fitted.has_value(), "local sizes " + str(dims) +
+                                  " do not fit the device's local dimensions " + str(max) +
+                                  " (RendererCaps::local_max)");
+    // A tensor core's warp is the first local dimension on its own: its index is the lane.
+    bool warp = false;
+    for (const UOp* r : ranges_of(ast_)) warp |= is_warp(r);
+    check(!warp || *fitted == dims, "local sizes " + str(dims) +
+                                        " would merge the tensor core's warp with other local "
+                                        "axes into one dimension");
   }
 
   // A grouped reduce keeps one partial result per work item and upcast lane of the group in
@@ -213,6 +224,7 @@ UOpPtr apply_split(const OptChecker& c, const UOpPtr& ast, const Opt& opt,
     c.needs_work_groups();
     c.check(caps.has_shared,
             "the renderer has no local memory (RendererCaps::has_shared is false)");
+    for (const UOp* u : ranges_of(ast)) c.check(!is_warp(u), "no grouping with tensor cores");
     const UOp* red = reduce_over(ast, r.get());
     c.check(red != nullptr, "no REDUCE lists the axis");
     // tinygrad's rule: the reduce must not run inside another reduce's loop, nor inside an
@@ -288,8 +300,7 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps) {
   case OptOp::THREAD:
     c.fail("THREAD is not implemented: no renderer launches CPU threads per kernel axis");
   case OptOp::TC:
-    c.fail("TC is not applied by this codegen: a renderer's tensor cores are matched "
-           "(tensor_cores_for) but no kernel is rewritten onto them; use UPCAST/LOCAL instead");
+    return apply_tc(ast, opt.axis, tc_arg_of(opt.amount), caps).ast;
   }
   c.fail("unknown Opt");
 }

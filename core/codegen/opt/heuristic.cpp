@@ -10,6 +10,7 @@
 #include "tg/codegen_opt.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg {
 
@@ -157,8 +158,9 @@ const UOp* operand_index(const UOp* x) {
 }
 
 // A matrix product on a CPU: one sum over the last reduce axis k of a[m, k] * b[k, n] (or
-// b[n, k]), stored contiguously along n. The register tile is its outputs m x n (ids of the
-// two output axes) and how the reduce is read.
+// b[n, k]), stored contiguously along n, maybe through an elementwise epilogue (a bias, a
+// residual added, an activation: a transformer's output projections). The register tile is its
+// outputs m x n (ids of the two output axes) and how the reduce is read.
 struct CpuMatmul {
   int64_t m_id = 0, n_id = 0;
   bool b_along_n = false; // b contiguous along n (a @ b): rows of b are vectors
@@ -175,8 +177,7 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
   }
   if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
   const UOp* mul = red->src[0].get();
-  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX || store->src[1].get() != red)
-    return {};
+  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
   const auto reduce_axes = opt_axes(k, true);
   if (reduce_axes.empty() || const_size(reduce_axes.back().get()) < 0) return {};
   const UOp* kr = reduce_axes.back().get();
@@ -391,6 +392,45 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       return false;
     }
   };
+
+  // Tensor cores first (tinygrad's order): a sum of products whose dtypes one of the
+  // renderer's tensor cores takes, with one reduce axis (or more at TC_OPT >= 1), gets the TC
+  // opt on the first of axes 0..2 that applies; then M's and N's outer ranges are upcast by
+  // the first of 5, 4, 3, 2 that divides them, N's gets LOCAL 4 or 2, and nothing else.
+  if (knobs::TC > 0 && !caps.tensor_cores.empty() &&
+      (opt_axes(k, true).size() == 1 || knobs::TC_OPT >= 1)) {
+    const TcArg arg{static_cast<int>(knobs::TC_SELECT), static_cast<int>(knobs::TC_OPT),
+                    static_cast<int>(knobs::TC)};
+    for (int axis = 0; axis < 3; ++axis) {
+      TcApplied t;
+      try {
+        t = apply_tc(k, axis, arg, caps);
+      } catch (const OptError&) {
+        continue;
+      }
+      k = graph_rewrite(t.ast, symbolic(), "simplify");
+      applied.push_back({OptOp::TC, axis, tc_arg(arg)});
+      std::array<int64_t, 2> ids{-1, -1}; // N's and M's outer ranges
+      for (size_t d = 0; d < 2; ++d)
+        if (t.axes[d]) ids[d] = rarg(t.axes[d].get()).id;
+      auto size_of_id = [&](int64_t id) {
+        const int a = id < 0 ? -1 : axis_of_id(k, id);
+        return a < 0 ? int64_t{-1} : const_size(opt_axes(k, false)[static_cast<size_t>(a)].get());
+      };
+      for (size_t d : {size_t{1}, size_t{0}})
+        for (int amount : {5, 4, 3, 2})
+          if (const int64_t n = size_of_id(ids[d]); n > 0 && n % amount == 0) {
+            try_apply({OptOp::UPCAST, axis_of_id(k, ids[d]), amount});
+            break;
+          }
+      for (int amount : {4, 2})
+        if (const int64_t n = size_of_id(ids[0]); n > 0 && n % amount == 0) {
+          try_apply({OptOp::LOCAL, axis_of_id(k, ids[0]), amount});
+          break;
+        }
+      return applied;
+    }
+  }
 
   if (caps.has_local) {
     const UOpPtr before = k;

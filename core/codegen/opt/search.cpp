@@ -26,7 +26,9 @@ namespace {
 std::atomic<int64_t> g_searches{0}, g_candidates{0}, g_cache_hits{0};
 
 // tinygrad's action list (get_kernel_actions), with UPCAST 8 for wide vector units and PADTO
-// to 32 always on. TC and THREAD are left out: this codegen applies neither.
+// to 32 always on. THREAD is left out: this codegen does not apply it. The TC actions (tinygrad's:
+// axis 0 at tc_opt 0, axes 0..8 at tc_opt 2) are tried where the renderer has tensor cores and
+// the knob TC is not 0 (its value is use_tensor_cores).
 const std::vector<Opt>& all_actions() {
   static const std::vector<Opt> actions = [] {
     std::vector<Opt> a;
@@ -45,6 +47,8 @@ const std::vector<Opt>& all_actions() {
     a.push_back({OptOp::LOCAL, 6, 2});
     for (int a0 = 0; a0 < 5; ++a0)
       for (int a1 = a0 + 1; a1 < 5; ++a1) a.push_back({OptOp::SWAP, a0, a1});
+    a.push_back({OptOp::TC, 0, tc_arg({-1, 0, 1})});
+    for (int axis = 0; axis < 9; ++axis) a.push_back({OptOp::TC, axis, tc_arg({-1, 2, 1})});
     return a;
   }();
   return actions;
@@ -62,7 +66,13 @@ int64_t lanes(const UOpPtr& k, std::initializer_list<AxisType> types) {
 std::vector<std::pair<Opt, UOpPtr>> next_kernels(const UOpPtr& k, const RendererCaps& caps) {
   std::vector<std::pair<Opt, UOpPtr>> out;
   std::unordered_set<const UOp*> seen;
-  for (const Opt& a : all_actions()) {
+  for (Opt a : all_actions()) {
+    if (a.op == OptOp::TC) {
+      if (caps.tensor_cores.empty() || knobs::TC == 0) continue;
+      TcArg arg = tc_arg_of(a.amount);
+      arg.use_tensor_cores = static_cast<int>(knobs::TC);
+      a.amount = tc_arg(arg);
+    }
     UOpPtr k2;
     try {
       k2 = apply_opt(k, a, caps);

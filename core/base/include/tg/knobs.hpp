@@ -111,6 +111,12 @@ private:
   STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
       "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
   INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL/LOCAL/GROUP)")    \
+  INT(TC, 1, 0, 2, "0..2",                                                                         \
+      "tensor cores in the heuristic (tinygrad's USE_TC): 0 off, 1 WMMA, 2 the tensor-core shape without WMMA") \
+  INT(TC_OPT, 0, 0, 2, "0..2",                                                                     \
+      "which kernels the heuristic gives tensor cores: 0 one reduce axis, 1 more reduce axes, 2 also shapes padded to the tile") \
+  INT(TC_SELECT, -1, -1, 64, "-1..64",                                                             \
+      "the heuristic's tensor core: -1 the first that fits, else its index in the renderer's list") \
   INT(BEAM, 0, 0, 64, "0..64",                                                                     \
       "search each kernel's Opts with a beam of this width, timing candidates on the device (0: the heuristic)") \
   INT(BEAM_UOPS_MAX, 3000, 1, std::numeric_limits<int64_t>::max(), "a positive integer",           \

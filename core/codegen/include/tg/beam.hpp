@@ -55,8 +55,9 @@ struct BeamResult {
 };
 
 // The Opts BEAM tries next on a kernel that has `applied` applied already: tinygrad's action
-// list (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, SWAP; TC and THREAD are not applied by
-// this codegen), each kept when apply_opt accepts it on this renderer, its upcast and unrolled
+// list (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, SWAP, and TC where the renderer has
+// tensor cores and the knob TC is not 0; THREAD is not applied by this codegen), each kept when
+// apply_opt accepts it on this renderer, its upcast and unrolled
 // lanes stay within BEAM_UPCAST_MAX and its work group within BEAM_LOCAL_MAX, and the kernel
 // it gives differs from the others'.
 std::vector<Opt> beam_actions(const UOpPtr& ast, const std::vector<Opt>& applied,

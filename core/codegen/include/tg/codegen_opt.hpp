@@ -1,7 +1,7 @@
 #pragma once
 // Codegen, the kernel optimizer (core/codegen/opt/: apply_opt.cpp checks and applies Opts,
 // shift_to.cpp splits ranges, padto.cpp pads them, heuristic.cpp chooses Opts, tensor_cores.cpp
-// matches tensor cores; tinygrad's codegen/opt) and vector
+// and tc_opt.cpp put sums of products on tensor cores; tinygrad's codegen/opt) and vector
 // expansion (tinygrad's expander and devectorizer). lower_kernel() runs them between
 // simplify_kernel and lower_reduces:
 //
@@ -10,6 +10,7 @@
 //   lower_reduces     (codegen.hpp) a vector REDUCE gets a register of one element per lane
 //   devectorize       vector LOAD/STORE split where not contiguous and aligned, or everything
 //                     split into scalars where the renderer has no vectors
+#include <array>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@
 
 namespace tg {
 
-// tinygrad's OptOps. THREAD and TC raise OptError until a renderer needs them.
+// tinygrad's OptOps. THREAD raises OptError until a renderer needs it.
 enum class OptOp : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, THREAD, PADTO, SWAP, TC };
 std::string_view opt_op_name(OptOp op);
 
@@ -39,13 +40,32 @@ std::string_view opt_op_name(OptOp op);
 //   PADTO     an output or reduce axis of size n -> round_up(n, amount), the extra iterations
 //             masked: loads and stores gated, a reduce's value replaced by its identity
 //   SWAP      two Global axes exchange places (their ids: which is outer, which gidx they get)
+//   TC        tinygrad's tensor-core opt (tc_opt.cpp); `axis` picks the (N, M, K) ranges among
+//             the candidates, `amount` packs tinygrad's arg (tc_select, tc_opt,
+//             use_tensor_cores) as tc_arg() writes it. It must come first. The N, M and K ranges
+//             (padded to the tile where tc_opt is 2) are split by the tensor core's opts: "l"
+//             bits become the bits of one Warp range (a Local range with id -1, the first local
+//             dimension: the lane), "u" bits Upcast ranges, K's bits Unroll ranges; then
+//             (use_tensor_cores 1) the REDUCE of MUL(A, B) becomes WMMA(A', B', 0) reduced over
+//             the rest of K, A' and B' being A and B with their tile bits moved to the ranges the
+//             swizzle names, or (2) the kernel keeps its reduce in that shape.
 struct Opt {
   OptOp op = OptOp::UPCAST;
   int axis = 0;
   int amount = 0;
   bool operator==(const Opt&) const = default;
-  std::string str() const; // "Opt(UPCAST, 1, 4)"
+  std::string str() const; // "Opt(UPCAST, 1, 4)", "Opt(TC, 0, (-1, 2, 1))"
 };
+
+// A TC Opt's amount from tinygrad's arg: tc_select (-1: the first tensor core that fits, else
+// the index in RendererCaps::tensor_cores), tc_opt (0..2: 2 pads N, M and K to the tile) and
+// use_tensor_cores (1: WMMA, 2: the shape only), as tc_select + 1 + 100 * tc_opt + 1000 *
+// (use_tensor_cores - 1).
+struct TcArg {
+  int tc_select = -1, tc_opt = 0, use_tensor_cores = 1;
+};
+int tc_arg(const TcArg& a);
+TcArg tc_arg_of(int amount);
 
 // An Opt that does not apply to a kernel (tinygrad's KernelOptError): the message names the
 // Opt and why. A search over Opts catches it to skip a candidate.
@@ -71,7 +91,11 @@ std::vector<UOpPtr> opt_axes(const UOpPtr& ast, bool reduce);
 // kind. Raises OptError naming the Opt and why it does not apply.
 UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 
-// The default heuristic, in the spirit of tinygrad's heuristic.py. With work groups
+// The default heuristic, in the spirit of tinygrad's heuristic.py. First, where the renderer
+// has tensor cores and the knob TC is not 0: a sum of products with one reduce axis (any number
+// at TC_OPT >= 1) gets TC (axes 0..2, arg (TC_SELECT, TC_OPT, TC)), M's and N's outer ranges an
+// UPCAST by the first of 5, 4, 3, 2 that divides them, N's a LOCAL of 4 or 2, and nothing else.
+// Otherwise, with work groups
 // (caps.has_local): a matrix-vector product gets GROUP 8, LOCAL 4 and UPCAST 4 on its rows; a
 // kernel with few outputs (at most 2048) and a long reduce gets GROUP 16 and nothing more.
 // Without work groups (a CPU), a matrix product (one sum over k of a[m, k] * b[k, n] or
@@ -93,6 +117,19 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
 // renderer's order (what the TC Opt will choose from). Raises tg::Error when one of the
 // renderer's tensor cores is inconsistent (TensorCore::check says how).
 std::vector<TensorCore> tensor_cores_for(const RendererCaps& caps, DType dtype_in, DType dtype_out);
+
+// Where the elements of a tensor core's fragments lie in its tile, for one thread (`lane`):
+// A's element e at (m, k) = a[e], B's at (k, n) = b[e], C's (and D's) at (m, n) = c[e]. Read
+// from the opts and swizzles the way the TC opt lays the tile out (tinygrad's TensorCore).
+struct TensorCoreLayout {
+  std::vector<std::array<int64_t, 2>> a, b, c;
+};
+TensorCoreLayout tensor_core_layout(const TensorCore& tc, int64_t lane);
+
+// Pass: a WMMA of a single-thread tensor core of caps (threads 1: a layout of multiply-adds,
+// as tinygrad's AMX on the CPU) becomes those multiply-adds over its fragments' lanes, so that
+// any renderer runs it; WMMAs of multi-thread tensor cores are the renderer's.
+UOpPtr lower_single_thread_wmma(const UOpPtr& ast, const RendererCaps& caps);
 
 // Pass: applies `opts` in order (each through apply_opt).
 UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts, const RendererCaps& caps);

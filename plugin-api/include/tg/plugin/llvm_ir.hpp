@@ -71,6 +71,8 @@ public:
   virtual std::string render_special(LLVMIRContext& ctx, const UOp& special) const;
   virtual void render_barrier(LLVMIRContext& ctx, const UOp& barrier) const;
   virtual std::string render_local(LLVMIRContext& ctx, const UOp& local) const;
+  // A tensor core's WMMA (docs/KERNEL_IR.md), for a target with RendererCaps::tensor_cores.
+  virtual std::string render_wmma(LLVMIRContext& ctx, const UOp& wmma) const;
   // The whole module: the function around the rendered entry block and body (closing the
   // work-item loops the target opened), then module_tail(ctx) and the target's attributes.
   virtual std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const;
