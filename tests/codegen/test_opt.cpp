@@ -677,6 +677,43 @@ TEST_SUITE("codegen.opt") {
     CHECK_THROWS_WITH_AS(verify_kernel_ast(bad), doctest::Contains("Sequential"), Error);
   }
 
+  TEST_CASE("a scatter-add whose row differs per column: upcast lanes take their own rows") {
+    // out[row * H + h] += vals[t * H + h] with row = rows[t * H + h] (plus V when negative),
+    // gated by 0 <= row < V: the upcast lanes of h load different rows, so their addresses and
+    // gates are computed lane by lane from the loaded vector.
+    const int64_t V = 5, H = 8, T = 6;
+    std::vector<int32_t> rows(T * H);
+    std::vector<float> vals(T * H);
+    for (int64_t i = 0; i < T * H; ++i) {
+      rows[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7 + i / H) % 13) - 6; // -6..6
+      vals[static_cast<size_t>(i)] = static_cast<float>(i % 11) - 5;
+    }
+    auto out = buf(0, dtypes::float32, V * H), rb = buf(1, dtypes::int32, T * H),
+         vb = buf(2, dtypes::float32, T * H);
+    auto h = rng(H, 0), t = rng(T, 1, AxisType::Sequential);
+    UOpPtr row = ld(rb, t * H + h).get()->cast(dtypes::index);
+    row = row->lt(idx_const(0)).get()->where(row + V, row);
+    const UOpPtr valid = idx_const(-1)->lt(row).get()->alu(Ops::AND, {row->lt(idx_const(V))});
+    const UOpPtr i = UOp::make(Ops::INDEX, out->dtype, {out, row * H + h, valid});
+    const UOpPtr old = UOp::make(Ops::LOAD, dtypes::float32, {i, UOp::const_(dtypes::float32, 0)});
+    auto ast = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {i, old + ld(vb, t * H + h)})});
+    std::vector<float> want(V * H, 0.25F);
+    for (int64_t k = 0; k < T * H; ++k) {
+      int64_t r = rows[static_cast<size_t>(k)];
+      if (r < 0) r += V;
+      if (r < 0 || r >= V) continue;
+      want[static_cast<size_t>(r * H + k % H)] += vals[static_cast<size_t>(k)];
+    }
+    auto ks = run_all(
+        ast, {upcast(0, 4)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::of(std::vector<float>(V * H, 0.25F)),
+                                      HostBuf::of(rows), HostBuf::of(vals)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == want); });
+    CHECK(ks[2].name == "E_2_6_4");
+  }
+
   TEST_CASE("an Opt that does not apply raises tg::Error naming it") {
     auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 6);
     auto i = rng(64, 0), k = rng(6, 1, AxisType::Reduce);
