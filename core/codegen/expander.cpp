@@ -6,10 +6,11 @@
 // axes are lined up with a GEP (or a VECTORIZE / vector CONST for a scalar). Index arithmetic
 // (nodes without a LOAD or REDUCE below them) stays scalar: lane l of such a node is the node
 // with every range replaced by its value in lane l, simplified (an address computed from a
-// loaded value, a scatter-add's row, is computed lane by lane); a LOAD or STORE takes the lanes
-// of its address as INDEX(buf, VECTORIZE(lanes)) and devectorize turns runs of consecutive
-// addresses into vector accesses. A REDUCE over Unroll ranges first combines those lanes with
-// its op (tinygrad's CONTRACT), then reduces what is left on a vector of the other lanes.
+// loaded value, a gather's, applies its ops lane by lane to that value's lanes); a LOAD or STORE
+// takes the lanes of its address as INDEX(buf, VECTORIZE(lanes)) and devectorize turns runs of
+// consecutive addresses into vector accesses. A REDUCE over Unroll ranges first combines those
+// lanes with its op (tinygrad's CONTRACT), then reduces what is left on a vector of the other
+// lanes.
 //
 // A WMMA from the TC opt (its arg: wmma_axes.hpp) consumes, from A and B, the lanes of the
 // ranges its fragments run over (tinygrad's CONTRACT of tc_upcast_axes) and yields C's
@@ -145,9 +146,30 @@ private:
     auto it = lanes_.find(u.get());
     if (it != lanes_.end()) return it->second;
     const Axes& a = axes_.at(u.get());
-    if (!pure_.at(u.get())) return lanes_.emplace(u.get(), impure_lanes(u, a)).first->second;
     std::vector<UOpPtr> out;
     const int64_t w = width(a);
+    if (!pure_.at(u.get())) {
+      // Arithmetic on a loaded value (a gather's address: table row idx[t] of the indexed
+      // tensor): lane l applies the op to its sources' lanes l, so a value that is the same in
+      // every lane stays one scalar and the lanes' addresses still differ by constants.
+      // A loaded value itself is a lane of its expanded load.
+      const bool arith =
+          GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST;
+      if (a.empty() || !arith) {
+        const UOpPtr v = vec(u);
+        for (int64_t l = 0; l < w; ++l)
+          out.push_back(a.empty() ? v : UOp::make(Ops::GEP, u->dtype.scalar(), {v}, Shape{l}));
+      } else {
+        std::vector<std::vector<UOpPtr>> src;
+        for (const auto& s : u->src) src.push_back(lanes_as(s, a));
+        for (int64_t l = 0; l < w; ++l) {
+          std::vector<UOpPtr> ls;
+          for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
+          out.push_back(simplify(UOp::make(u->op, u->dtype.scalar(), std::move(ls), u->arg)));
+        }
+      }
+      return lanes_.emplace(u.get(), std::move(out)).first->second;
+    }
     for (int64_t l = 0; l < w; ++l) {
       if (a.empty()) {
         out.push_back(u);
@@ -159,30 +181,6 @@ private:
       out.push_back(simplify(substitute(u, m)));
     }
     return lanes_.emplace(u.get(), std::move(out)).first->second;
-  }
-
-  // Lanes of an address or gate that depends on a loaded value (a scatter-add's row): a node
-  // the expanded axes do not reach is its own single lane; an ALU op over such values is the op
-  // lane by lane; anything else (a LOAD over the axes) is its vector taken apart with GEPs.
-  std::vector<UOpPtr> impure_lanes(const UOpPtr& u, const Axes& a) {
-    if (!touched_.at(u.get())) return {u};
-    const int64_t w = width(a);
-    std::vector<UOpPtr> out;
-    if (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST) {
-      std::vector<std::vector<UOpPtr>> src;
-      for (const auto& s : u->src) src.push_back(lanes_as(s, a));
-      for (int64_t l = 0; l < w; ++l) {
-        std::vector<UOpPtr> ls;
-        for (const auto& s : src) ls.push_back(s[static_cast<size_t>(l)]);
-        out.push_back(simplify(u->replace_src(std::move(ls))));
-      }
-      return out;
-    }
-    const UOpPtr v = vec(u);
-    if (w == 1) return {v};
-    for (int64_t l = 0; l < w; ++l)
-      out.push_back(UOp::make(Ops::GEP, u->dtype.scalar(), {v}, Shape(std::vector<int64_t>{l})));
-    return out;
   }
 
   // The lanes of `u` lined up with axes `to` (a superset of its own).

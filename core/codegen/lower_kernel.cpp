@@ -105,6 +105,12 @@ namespace {
 // lowering, which must see float32 accumulators.
 const Pass<KernelLowering> kCodegenPasses[] = {
     {"simplify", [](KernelLowering& c) { c.sink = simplify_kernel(c.sink); }},
+    // Before the optimizer, which would otherwise tile a vocabulary-long reduce.
+    {"load_collapse",
+     [](KernelLowering& c) {
+       UOpPtr collapsed = collapse_one_hot_reduces(c.sink);
+       if (collapsed != c.sink) c.sink = simplify_kernel(collapsed);
+     }},
     {"optimize",
      [](KernelLowering& c) {
        const std::vector<Opt> chosen = c.opts         ? *c.opts

@@ -177,14 +177,52 @@ TEST_SUITE("codegen.errors") {
 }
 
 TEST_SUITE("codegen.pipeline") {
+  TEST_CASE("a one-hot sum (an embedding lookup) becomes a gated gather, no vocabulary loop") {
+    // out[t, h] = sum over r < V of where(ids[t] == r, table[r, h], 0), as Tensor indexing
+    // builds it; and out2[t] = sum over r, h of where(ids[t] != r, 0, table[r, h]), a reduce
+    // that keeps its h loop. Indices outside 0..V-1 select nothing: 0.
+    const int64_t V = 50, H = 32, T = 8;
+    auto out = buf(0, dtypes::float32, T * H), out2 = buf(1, dtypes::float32, T),
+         ids = buf(2, dtypes::int32, T), table = buf(3, dtypes::float32, V * H);
+    auto t = rng(T, 0), h = rng(H, 1), r = rng(V, 2, AxisType::Reduce);
+    auto id = ld(ids, t), zero = UOp::const_(dtypes::float32, 0.0);
+    auto row = id->eq(r->cast(dtypes::int32))->where(ld(table, r * H + h), zero);
+    auto t2 = rng(T, 3), r2 = rng(V, 4, AxisType::Reduce), h2 = rng(H, 5, AxisType::Reduce);
+    auto sum = ld(ids, t2)->ne(r2->cast(dtypes::int32))->where(zero, ld(table, r2 * H + h2));
+    auto ast = UOp::sink({st(out, t * H + h, reduce(Ops::ADD, row, {r})),
+                          st(out2, t2, reduce(Ops::ADD, sum, {r2, h2}))});
+    const std::vector<int32_t> iv{3, 0, 49, 7, -1, 50, 7, 1000};
+    std::vector<float> tv(V * H);
+    for (size_t i = 0; i < tv.size(); ++i) tv[i] = static_cast<float>(i % 97) - 40.0f;
+    for (const auto& renderer : renderers()) {
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(T * H), HostBuf::zeros<float>(T),
+                                HostBuf::of(iv), HostBuf::of(tv)};
+      const LoweredKernel k = run_ast(ast, renderer, bufs);
+      for (const auto& u : k.uops)
+        CHECK_MESSAGE(!(u->op == Ops::RANGE && u->src[0]->is_const_value(double(V))),
+                      "a loop over the vocabulary is left: " << k.name);
+      auto o = bufs[0].as<float>(), o2 = bufs[1].as<float>();
+      for (int64_t i = 0; i < T; ++i) {
+        const bool in = iv[i] >= 0 && iv[i] < V;
+        float ref2 = 0;
+        for (int64_t j = 0; j < H; ++j) {
+          const float ref = in ? tv[iv[i] * H + j] : 0.0f;
+          REQUIRE_MESSAGE(o[i * H + j] == ref, renderer << " t " << i << " h " << j);
+          ref2 += ref;
+        }
+        REQUIRE_MESSAGE(o2[i] == doctest::Approx(ref2), renderer << " t " << i);
+      }
+    }
+  }
+
   TEST_CASE("the back half is a table of named passes") {
     std::vector<std::string_view> names;
     for (const auto& p : codegen_passes()) names.push_back(p.name);
     CHECK(names == std::vector<std::string_view>{
-                       "simplify", "optimize", "expand", "promote_half_float", "transcendentals",
-                       "fast_idiv", "renderer_decompositions", "group_reduces", "lower_reduces",
-                       "single_thread_wmma", "devectorize", "renderer_rules", "gpudims", "add_ends",
-                       "linearize"});
+                       "simplify", "load_collapse", "optimize", "expand", "promote_half_float",
+                       "transcendentals", "fast_idiv", "renderer_decompositions", "group_reduces",
+                       "lower_reduces", "single_thread_wmma", "devectorize", "renderer_rules",
+                       "gpudims", "add_ends", "linearize"});
   }
 
   // A copy of the table with one pass replaced.

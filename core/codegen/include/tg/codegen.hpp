@@ -37,6 +37,10 @@ void verify_kernel_ast(const UOpPtr& ast);
 
 // Pass 1: symbolic simplification of index (and constant) arithmetic.
 UOpPtr simplify_kernel(const UOpPtr& ast);
+// After simplify: a one-hot sum, sum over r of where(idx == r, x(r), 0) (indexing a tensor by
+// another), becomes where(0 <= idx < N, x(idx), 0), x's loads at idx gated by that bound
+// (tinygrad's load collapse; load_collapse.cpp).
+UOpPtr collapse_one_hot_reduces(const UOpPtr& ast);
 // Pass 2: every REDUCE becomes an accumulator register: identity stored before its loops,
 // acc = acc op value inside them (closed by END), and a load through AFTER(acc, END) after.
 UOpPtr lower_reduces(const UOpPtr& ast);
