@@ -54,11 +54,15 @@ std::string kernel_name(const UOpPtr& ast) {
     has_reduce |= u->op == Ops::REDUCE;
     if (u->op == Ops::RANGE) ranges.push_back(u);
   }
-  // tinygrad's axis order: outputs, locals, upcasts, reduces, unrolls; each by id.
+  // tinygrad's axis order: outputs, sequential loops, locals, upcasts, reduces, unrolls; each
+  // by id.
   auto key = [](const UOp* r) {
     const auto& a = std::get<RangeArg>(r->arg);
     int pos = 0;
     switch (a.type) {
+    case AxisType::Sequential:
+      pos = 1;
+      break;
     case AxisType::Local:
     case AxisType::GroupReduce:
       pos = 2;

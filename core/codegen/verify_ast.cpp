@@ -35,8 +35,12 @@ void verify_kernel_ast(const UOpPtr& ast) {
         bad(*u, "a REDUCE combines with ADD, MUL or MAX");
       if (u->src.size() < 2)
         bad(*u, "a kernel-level REDUCE lists the RANGEs it reduces after its value");
-      for (size_t i = 1; i < u->src.size(); ++i)
+      for (size_t i = 1; i < u->src.size(); ++i) {
         if (u->src[i]->op != Ops::RANGE) bad(*u, "every source after the value must be a RANGE");
+        const auto* ax = std::get_if<RangeArg>(&u->src[i]->arg);
+        if (ax != nullptr && ax->type == AxisType::Sequential)
+          bad(*u->src[i], "a Sequential RANGE runs its iterations in order and is never reduced");
+      }
       for (size_t i = 1; i < u->src.size(); ++i)
         if (!reduced_by.emplace(u->src[i].get(), u).second)
           bad(*u->src[i], "a RANGE is reduced by two REDUCEs; give each REDUCE its own RANGEs");

@@ -19,7 +19,7 @@ std::string_view op_name(Ops op) {
     "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
     "REDUCE",
     "WMMA", "CUSTOM",
-    "CONTIGUOUS_BACKWARD", "CUSTOM_VJP",
+    "CONTIGUOUS_BACKWARD", "CUSTOM_VJP", "SCATTER_ADD",
   };
   // clang-format on
   auto i = static_cast<size_t>(op);

@@ -63,6 +63,15 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
   }
   case Ops::CUSTOM_VJP: // its value is src[0]; the other sources only feed its gradient
     return src.at(0)->shape_ptr();
+  case Ops::SCATTER_ADD: { // (V, H) base, (T, H) rows, (T, H) values
+    if (src.size() != 3 || !src[0]->shape() || !src[1]->shape() || !src[2]->shape())
+      fail(op, "takes a base, rows and values, all tensor-level");
+    const Shape &base = *src[0]->shape(), &rows = *src[1]->shape(), &vals = *src[2]->shape();
+    if (base.size() != 2 || rows.size() != 2 || rows != vals || !(rows[1] == base[1]))
+      fail(op, "base " + shape_str(base) + ", rows " + shape_str(rows) + " and values " +
+                   shape_str(vals) + " must be (V, H), (T, H) and (T, H)");
+    return src[0]->shape_ptr();
+  }
   case Ops::EXPAND: {
     const Shape& in = src_shape(op, src);
     const Shape& out = arg_as<Shape>(op, arg, "the new shape");

@@ -226,6 +226,13 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set(DETACH, 1, 1);
     set(CONTIGUOUS_BACKWARD, 1, 1);
     set(CUSTOM_VJP, 1, -1, arg_is<std::string>("the name of its gradient rule"));
+    set(SCATTER_ADD, 3, 3, [](const UOp& u) {
+      if (!u.src[1]->dtype.is_int()) return "its rows are integers, got " + u.src[1]->dtype.name();
+      return u.dtype == u.src[0]->dtype && u.dtype == u.src[2]->dtype
+                 ? ok()
+                 : "base, values and result share one dtype, got " + u.src[0]->dtype.name() + ", " +
+                       u.src[2]->dtype.name() + " and " + u.dtype.name();
+    });
     set(COPY, 1, -1);
     set(ASSIGN, 2, -1);
     set(IF, 1, -1);

@@ -444,6 +444,8 @@ std::string_view axis_type_name(AxisType t) {
     return "group_reduce";
   case AxisType::Thread:
     return "thread";
+  case AxisType::Sequential:
+    return "sequential";
   }
   return "?";
 }

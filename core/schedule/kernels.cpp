@@ -1,5 +1,7 @@
 // One kernel per stored node: where each stored node's memory is (an input, an output or a
-// temporary), and the kernel AST that computes it (rangeify.cpp), in topological order.
+// temporary), and the kernel AST that computes it (rangeify.cpp), in topological order. A
+// SCATTER_ADD gets two kernels writing its memory, one after the other: its base, then the
+// additions (skipped when there are no rows).
 #include "rangeify.hpp"
 #include "schedule_build.hpp"
 
@@ -51,9 +53,18 @@ void build_kernels(ScheduleBuild& b) {
       for (const UOp* n : slots.nodes) item.bufs.push_back(b.memory.at(n));
       loads.assign(slots.nodes.begin() + 1, slots.nodes.end());
     }
-    b.tmpl.items.push_back(std::move(item));
+    b.tmpl.items.push_back(item);
     b.writes.push_back(u);
     b.reads.push_back(std::move(loads));
+    if (u->op == Ops::SCATTER_ADD && shape_numel_max(*u->src[1]->shape()) > 0) {
+      KernelSlots slots;
+      item.ast = build_scatter_add_kernel(u->ptr(), is_stored, slots);
+      item.bufs.clear();
+      for (const UOp* n : slots.nodes) item.bufs.push_back(b.memory.at(n));
+      b.tmpl.items.push_back(std::move(item));
+      b.writes.push_back(u);
+      b.reads.emplace_back(slots.nodes.begin() + 1, slots.nodes.end());
+    }
   }
 }
 

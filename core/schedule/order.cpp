@@ -1,6 +1,7 @@
 // The order kernels run in. Topological order is enough for data, not for memory an ASSIGN
 // overwrites: a kernel that reads the target's old contents (the buffer itself, not the
-// ASSIGN) must run before the ASSIGN's kernel.
+// ASSIGN) must run before the ASSIGN's kernel. The kernels of one node (a SCATTER_ADD's base,
+// then its additions) stay in their order.
 #include <algorithm>
 
 #include "schedule_build.hpp"
@@ -29,6 +30,8 @@ void order_for_assigns(ScheduleBuild& b) {
     after[from].push_back(to);
     ++indegree[to];
   };
+  for (size_t i = 1; i < n; ++i) // a node's kernels (a SCATTER_ADD's two) keep their order
+    if (b.writes[i] == b.writes[i - 1]) edge(i - 1, i);
   for (size_t j = 0; j < n; ++j)
     for (const UOp* r : b.reads[j]) {
       if (auto w = writer.find(r); w != writer.end()) edge(w->second, j); // data

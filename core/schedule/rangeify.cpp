@@ -292,11 +292,36 @@ UOpPtr build_kernel(const UOpPtr& root, const std::function<bool(const UOp*)>& i
   } else {
     target = kb.param(root.get(), root->dtype, shape_numel_max(shape));
     flat = flat_index(idx, shape);
-    value = kb.value(root, idx, nullptr);
+    value = kb.value(root->op == Ops::SCATTER_ADD ? root->src[0] : root, idx, nullptr);
   }
   UOpPtr store = UOp::make(Ops::STORE, dtypes::void_,
                            {UOp::make(Ops::INDEX, target->dtype, {target, flat}), value});
   return UOp::sink({store});
+}
+
+UOpPtr build_scatter_add_kernel(const UOpPtr& root,
+                                const std::function<bool(const UOp*)>& is_stored,
+                                KernelSlots& slots) {
+  slots.nodes.clear();
+  KernelBuilder kb(is_stored, slots, root.get());
+  const Shape& base = *root->shape();
+  const Shape& rows_shape = *root->src[1]->shape();
+  const sint &n_rows = base[0], &width = base[1];
+  // h outside (id 0: it may become work items), t inside (id 1: one at a time, in order).
+  const UOpPtr h =
+      width == 1 ? iconst(0) : UOp::range(width.uop(), kb.next_range_id(), AxisType::Global);
+  const UOpPtr t = UOp::range(rows_shape[0].uop(), kb.next_range_id(), AxisType::Sequential);
+  const Index at{t, h};
+  const UOpPtr out = kb.param(root.get(), root->dtype, shape_numel_max(base)); // slot 0
+  UOpPtr row = kb.value(root->src[1], at, nullptr);
+  if (row->dtype != dtypes::index) row = row.get()->cast(dtypes::index);
+  const UOpPtr n = n_rows.uop();
+  row = row->lt(iconst(0)).get()->where(row + n, row);
+  const UOpPtr valid = and_valid(iconst(-1)->lt(row), row->lt(n));
+  const UOpPtr index = UOp::make(Ops::INDEX, out->dtype, {out, row * width.uop() + h, valid});
+  const UOpPtr old = UOp::make(Ops::LOAD, root->dtype, {index, UOp::const_(root->dtype, 0)});
+  const UOpPtr sum = old + kb.value(root->src[2], at, nullptr);
+  return UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {index, sum})});
 }
 
 } // namespace tg::sched

@@ -18,9 +18,19 @@ struct KernelSlots {
 };
 
 // `is_stored(u)`: u's value lives in memory (a BUFFER, or realized by another kernel).
-// `root` is the realized node; for an ASSIGN it is stored into the buffer under its target.
+// `root` is the realized node; for an ASSIGN it is stored into the buffer under its target; for
+// a SCATTER_ADD this kernel stores its base (the first of its two kernels).
 UOpPtr build_kernel(const UOpPtr& root, const std::function<bool(const UOp*)>& is_stored,
                     KernelSlots& slots);
+
+// The second kernel of a SCATTER_ADD (V, H) over rows and values (T, H): the output axis h
+// (Global) outside a Sequential axis t, and inside both
+//   out[row * H + h] = out[row * H + h] + values[t, h]   (gated by 0 <= row < V)
+// with row = rows[t, h], plus V when negative. Slot 0 is the SCATTER_ADD's memory, which its
+// first kernel filled with the base.
+UOpPtr build_scatter_add_kernel(const UOpPtr& root,
+                                const std::function<bool(const UOp*)>& is_stored,
+                                KernelSlots& slots);
 
 // The element count of a shape.
 int64_t shape_numel(const Shape& s);     // raises tg::Error on a symbolic size

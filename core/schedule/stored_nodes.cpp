@@ -30,8 +30,8 @@ bool assign_hazard(const UOpPtr& target, const UOpPtr& value) {
   return false;
 }
 
-// The roots (unless already views of memory), CONTIGUOUS, COPY and its source, ASSIGN (and its
-// value when it reads the target other than element for element).
+// The roots (unless already views of memory), CONTIGUOUS, SCATTER_ADD, COPY and its source,
+// ASSIGN (and its value when it reads the target other than element for element).
 void store_memory_effects(ScheduleBuild& b) {
   for (const UOpPtr& r : b.sink->src) {
     b.roots.insert(r.get());
@@ -41,7 +41,7 @@ void store_memory_effects(ScheduleBuild& b) {
     if (u->op == Ops::COPY) {
       b.stored.insert(u);
       if (!is_contiguous_buffer_view(u->src[0])) b.stored.insert(u->src[0].get());
-    } else if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN) {
+    } else if (u->op == Ops::CONTIGUOUS || u->op == Ops::ASSIGN || u->op == Ops::SCATTER_ADD) {
       b.stored.insert(u);
       if (u->op == Ops::ASSIGN && assign_hazard(u->src[0], u->src[1]))
         b.stored.insert(u->src[1].get());

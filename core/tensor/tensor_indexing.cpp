@@ -318,6 +318,7 @@ Tensor apply_advanced(const Parsed& p, const std::string& op) {
   for (int64_t i = 0; i < nb; ++i) rs.push_back(1);
   for (int64_t i = d0; i < x.ndim(); ++i) rs.push_back(x.size(i));
   Tensor r = select_sum(a.mask, x.reshape(rs), a.sum_axes);
+  if (p.tindex.size() == 1) r = detail::gather_with_scatter_gradient(r, x, d0, p.tindex[0]);
   if (a.to_front) {
     Shape order;
     for (int64_t i = d0; i < d0 + nb; ++i) order.push_back(i);
@@ -509,15 +510,17 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
                   std::to_string(i) + " (only dimension " + std::to_string(d) + " may differ)");
     keep.emplace_back(0, i == d ? size(i) : index.size(i));
   }
-  Tensor x = shrink(keep).unsqueeze(-1).transpose(-1, d);
-  return select_sum(one_hot_along(index.to(device()).unsqueeze(-1), size(d), -1), x, {-1});
+  const Tensor xs = shrink(keep), idx = index.to(device());
+  const Tensor x = xs.unsqueeze(-1).transpose(-1, d);
+  return detail::gather_elements_with_scatter_gradient(
+      select_sum(one_hot_along(idx.unsqueeze(-1), size(d), -1), x, {-1}), xs, d, idx);
 }
 
 namespace {
 
-// tinygrad's _pre_scatter: src and the one-hot mask, both of shape self.shape + (index[dim],).
-std::pair<Tensor, Tensor> pre_scatter(const Tensor& self, int64_t& dim, const Tensor& index,
-                                      const Tensor& src, const std::string& op) {
+// The checks of PyTorch's scatter family; normalizes dim.
+void check_scatter(const Tensor& self, int64_t& dim, const Tensor& index, const Tensor& src,
+                   const std::string& op) {
   check_int_index(index, op);
   if (self.ndim() == 0) throw Error(op + ": the input must have at least one dimension");
   dim = normalize_axis(dim, self.ndim(), op);
@@ -531,6 +534,12 @@ std::pair<Tensor, Tensor> pre_scatter(const Tensor& self, int64_t& dim, const Te
                   " in every dimension and than the input " + shape_str(self.shape()) +
                   " outside dimension " + std::to_string(dim) + " (dimension " + std::to_string(i) +
                   ")");
+}
+
+// tinygrad's _pre_scatter: src and the one-hot mask, both of shape self.shape + (index[dim],).
+std::pair<Tensor, Tensor> pre_scatter(const Tensor& self, int64_t& dim, const Tensor& index,
+                                      const Tensor& src, const std::string& op) {
+  check_scatter(self, dim, index, src, op);
   Pairs keep;
   for (int64_t i = 0; i < index.ndim(); ++i) keep.emplace_back(0, index.size(i));
   Tensor s = src.to(self.device()).shrink(keep);
@@ -544,6 +553,34 @@ std::pair<Tensor, Tensor> pre_scatter(const Tensor& self, int64_t& dim, const Te
     pad.emplace_back(0, i == dim ? 0 : self.size(i) - s.size(i));
   pad.emplace_back(0, 0);
   return {s.pad(pad), m.pad(pad)};
+}
+
+// scatter_reduce's sum and mean as scatter-adds: src cut to the index's shape, both padded to
+// self's shape off dim (the padding's index is self.size(dim): out of range, it adds nothing).
+Tensor scatter_sum(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                   bool mean, bool include_self) {
+  check_scatter(self, dim, index, src, "scatter_reduce");
+  Pairs keep, pad;
+  for (int64_t i = 0; i < index.ndim(); ++i) {
+    keep.emplace_back(0, index.size(i));
+    pad.emplace_back(0, i == dim ? 0 : self.size(i) - index.size(i));
+  }
+  const Tensor s = src.to(self.device()).shrink(keep).pad(pad);
+  const Tensor idx = index.to(self.device()).pad(pad, Scalar(self.size(dim)));
+  if (!mean && include_self) return detail::scatter_add_along(self, dim, idx, s);
+  // How many indices name each position.
+  const Tensor ones = Tensor::full(idx.shape(), 1, dtypes::int32, self.device());
+  const Tensor counts = detail::scatter_add_along(
+      Tensor::zeros(self.shape(), dtypes::int32, self.device()), dim, idx, ones);
+  const Tensor none = counts.eq(0);
+  const Tensor base = include_self ? self : none.where(self, zero_of(self));
+  const Tensor total = detail::scatter_add_along(base, dim, idx, s);
+  if (!mean) return total;
+  // The count includes self once when it takes part; an integer mean rounds down.
+  const Tensor count = include_self ? counts.add(1) : counts.add(none.where(1, 0));
+  const DType dt = self.dtype();
+  if (dt.is_float()) return total.div(count.cast(dt)).cast(dt);
+  return total.idiv(count.cast(dt)).cast(dt);
 }
 
 } // namespace
@@ -582,6 +619,8 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   if (src.dtype() != dtype())
     throw Error("scatter_reduce: src has dtype " + src.dtype().name() + " but the input has " +
                 dtype().name() + "; they must be equal");
+  if ((reduce == "sum" || reduce == "mean") && !dtype().is_bool())
+    return scatter_sum(*this, dim, index, src, reduce == "mean", include_self);
   auto [s, m] = pre_scatter(*this, dim, index, src, "scatter_reduce");
   const DType dt = dtype();
   const Tensor none = m.any({-1}).logical_not(); // positions no index names
@@ -608,6 +647,10 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   }
   const Tensor hi = const_of(dtype_max(dt), dt, device());
   return m.where(s, hi).min({-1}).minimum(self_or(hi));
+}
+
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return scatter_reduce(dim, index, src, "sum", true);
 }
 
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {

@@ -62,6 +62,22 @@ using GradRule =
     std::function<std::vector<Tensor>(const Tensor& grad, const std::vector<Tensor>& inputs)>;
 Tensor with_gradient(const Tensor& value, const std::vector<Tensor>& inputs,
                      const std::string& name, const GradRule& rule);
+// PyTorch's scatter_add: `base` with values[..., i, ...] added at position index[..., i, ...]
+// along `dim` (tensor_scatter.cpp). index and values have one shape, base's off `dim`; the
+// additions to one element happen in the order of i (deterministic); a negative index counts
+// from the end, one outside -n..n-1 (n = base.size(dim)) adds nothing (it cannot be checked
+// without reading the index back). Float results differentiate to base and values.
+Tensor scatter_add_along(const Tensor& base, int64_t dim, const Tensor& index,
+                         const Tensor& values);
+// `value` = x gathered along `dim` at `index` (any shape, its values in 0..n-1): the axes of x
+// before dim, index's axes, x's after dim (a tensor index, an embedding). Its gradient to x is
+// a scatter-add of the incoming gradient instead of the one-hot form's dense reduce.
+Tensor gather_with_scatter_gradient(const Tensor& value, const Tensor& x, int64_t dim,
+                                    const Tensor& index);
+// `value` = PyTorch's gather(x, dim, index) (index of x's shape off dim, a negative index
+// selects nothing): its gradient to x a scatter-add.
+Tensor gather_elements_with_scatter_gradient(const Tensor& value, const Tensor& x, int64_t dim,
+                                             const Tensor& index);
 // An order-reversing map, so min(x) = order_reversed(max(order_reversed(x))) without overflow.
 Tensor order_reversed(const Tensor& t);
 // a == b, with NaN equal to NaN.

@@ -65,6 +65,7 @@ tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.movement LABELS tensor CASES
 tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.indexing LABELS tensor CASES
   "zero-size and 0-d inputs" "split\\, chunk*" "masked_fill\\, masked_select*")
 tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.matmul LABELS tensor)
+tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.scatter LABELS tensor)
 tg_add_cl_suite(EXE tg_tests_tensor SUITE tensor.nnfunc LABELS tensor CASES
   "conv2d: non-contiguous input*" "conv1d and conv3d*" "linear with PyTorch's weight layout"
   "log_softmax and logsumexp*" "batch_norm: training*" "dropout: zeroes*")

@@ -759,6 +759,87 @@ TEST_SUITE("codegen.opt") {
                          doctest::Contains("not a constant"), Error);
   }
 
+  TEST_CASE("a scatter-add: the Sequential axis stays one loop, in order; the output axis splits") {
+    // out[rows[t] * H + h] += vals[t * H + h]: row 1 gets 1e8, 1, -1e8, 1 in that order, which
+    // float32 sums to 1 only in that order (1e8 + 1 rounds to 1e8).
+    const int64_t V = 6, H = 32, T = 10;
+    const std::vector<int32_t> rows{1, 3, 1, 5, 0, 1, 3, 3, 2, 1};
+    const std::vector<float> by_t{1e8F, 2, 1, 3, 4, -1e8F, 5, 6, 7, 1};
+    std::vector<float> vals(T * H);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < H; ++h) vals[t * H + h] = by_t[t] * static_cast<float>(1 + h % 3);
+    auto out = buf(0, dtypes::float32, V * H), rb = buf(1, dtypes::int32, T),
+         vb = buf(2, dtypes::float32, T * H);
+    auto h = rng(H, 0), t = rng(T, 1, AxisType::Sequential);
+    auto at_row = ld(rb, t).get()->cast(dtypes::index) * H + h;
+    auto ast = UOp::sink({st(out, at_row, ld(out, at_row) + ld(vb, t * H + h))});
+    std::vector<float> want(V * H, 0.5F);
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < H; ++j) want[rows[i] * H + j] += vals[i * H + j];
+    auto ks = run_all(
+        ast, {upcast(0, 4)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::of(std::vector<float>(V * H, 0.5F)),
+                                      HostBuf::of(rows), HostBuf::of(vals)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == want); });
+    CHECK(want[1 * H] == 1.0F);
+    // The one loop of T in every lowering (the opts count only h).
+    auto sequential_loops = [](const LoweredKernel& k) {
+      int n = 0;
+      for (const auto& u : k.uops)
+        n += u->op == Ops::RANGE && std::get<RangeArg>(u->arg).type == AxisType::Sequential &&
+             u->src[0]->is_const() && u->src[0]->ivmin() == T;
+      return n;
+    };
+    for (const LoweredKernel& k : ks) CHECK(sequential_loops(k) == 1);
+    CHECK(ks[2].name == "E_8_10_4");
+    CHECK_THROWS_WITH_AS(lower_kernel_with_opts(ast, target_caps(), {upcast(1, 2)}),
+                         doctest::Contains("no axis 1"), Error);
+    const LoweredKernel gpu = lower_kernel(ast, gpu_caps());
+    CHECK(sequential_loops(gpu) == 1);
+    // A REDUCE over a Sequential range is refused.
+    auto bad = UOp::sink({st(out, h, reduce(Ops::ADD, ld(vb, t * H + h), {t}))});
+    CHECK_THROWS_WITH_AS(verify_kernel_ast(bad), doctest::Contains("Sequential"), Error);
+  }
+
+  TEST_CASE("a scatter-add whose row differs per column: upcast lanes take their own rows") {
+    // out[row * H + h] += vals[t * H + h] with row = rows[t * H + h] (plus V when negative),
+    // gated by 0 <= row < V: the upcast lanes of h load different rows, so their addresses and
+    // gates are computed lane by lane from the loaded vector.
+    const int64_t V = 5, H = 8, T = 6;
+    std::vector<int32_t> rows(T * H);
+    std::vector<float> vals(T * H);
+    for (int64_t i = 0; i < T * H; ++i) {
+      rows[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7 + i / H) % 13) - 6; // -6..6
+      vals[static_cast<size_t>(i)] = static_cast<float>(i % 11) - 5;
+    }
+    auto out = buf(0, dtypes::float32, V * H), rb = buf(1, dtypes::int32, T * H),
+         vb = buf(2, dtypes::float32, T * H);
+    auto h = rng(H, 0), t = rng(T, 1, AxisType::Sequential);
+    UOpPtr row = ld(rb, t * H + h).get()->cast(dtypes::index);
+    row = row->lt(idx_const(0)).get()->where(row + V, row);
+    const UOpPtr valid = idx_const(-1)->lt(row).get()->alu(Ops::AND, {row->lt(idx_const(V))});
+    const UOpPtr i = UOp::make(Ops::INDEX, out->dtype, {out, row * H + h, valid});
+    const UOpPtr old = UOp::make(Ops::LOAD, dtypes::float32, {i, UOp::const_(dtypes::float32, 0)});
+    auto ast = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {i, old + ld(vb, t * H + h)})});
+    std::vector<float> want(V * H, 0.25F);
+    for (int64_t k = 0; k < T * H; ++k) {
+      int64_t r = rows[static_cast<size_t>(k)];
+      if (r < 0) r += V;
+      if (r < 0 || r >= V) continue;
+      want[static_cast<size_t>(r * H + k % H)] += vals[static_cast<size_t>(k)];
+    }
+    auto ks = run_all(
+        ast, {upcast(0, 4)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::of(std::vector<float>(V * H, 0.25F)),
+                                      HostBuf::of(rows), HostBuf::of(vals)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == want); });
+    CHECK(ks[2].name == "E_2_6_4");
+  }
+
   TEST_CASE("an Opt that does not apply raises tg::Error naming it") {
     auto out = buf(0, dtypes::float32, 64), x = buf(1, dtypes::float32, 64 * 6);
     auto i = rng(64, 0), k = rng(6, 1, AxisType::Reduce);

@@ -233,7 +233,8 @@ UOpPtr apply_split(const OptChecker& c, const UOpPtr& ast, const Opt& opt,
       const AxisType t = rarg(u).type;
       c.check(!is_reduce_axis(t) && t != AxisType::Unroll,
               "cannot group a reduce inside another reduce");
-      c.check(t != AxisType::Loop, "cannot group a reduce inside a loop (a Loop axis)");
+      c.check(t != AxisType::Loop && t != AxisType::Sequential,
+              "cannot group a reduce inside a loop (a Loop or Sequential axis)");
       c.check(t != AxisType::Global || const_size(u) >= 0,
               "cannot group a reduce inside a loop of symbolic size " + u->src[0]->str());
     }

@@ -388,8 +388,14 @@ public:
   Tensor scatter(int64_t dim, const Tensor& index, Scalar value,
                  const std::string& reduce = "") const;
   // reduce: "sum", "prod", "mean", "amax" or "amin" (integer mean rounds down, as PyTorch).
+  // sum and mean (and index_add, scatter_add, scatter's "add") are scatter-adds: one kernel
+  // that adds src in the order of its positions along dim, so duplicates accumulate the same
+  // way every run; there a negative index counts from the end (an index outside -n..n-1 still
+  // adds nothing), and the cost is O(src), not O(self x index[dim]).
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
                         const std::string& reduce, bool include_self = true) const;
+  // PyTorch's scatter_add: scatter_reduce(dim, index, src, "sum").
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_select(int64_t dim, const Tensor& index) const; // index: 1-D or 0-d integers
   // dim nullopt: both flattened. Otherwise indices broadcast with this tensor off `dim`.
   Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = {}) const;

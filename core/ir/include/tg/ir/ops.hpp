@@ -36,9 +36,13 @@ enum class Ops : uint8_t {
   // the value of src[0], whose gradients to src[1:] come from a registered rule instead of
   // src[0]'s graph (a convolution's backward as convolutions; autograd, gradient.cpp)
   CUSTOM_VJP,
+  // src[0] (V, H) with src[2][t, h] added at row src[1][t, h] of column h, in the order of t
+  // (src[1], src[2]: (T, H); a negative row counts from the end, a row outside -V..V-1 adds
+  // nothing): the scatter-add behind index_add, scatter_reduce(sum) and a gather's gradient
+  SCATTER_ADD,
 };
 // clang-format on
-inline constexpr int kNumOps = static_cast<int>(Ops::CUSTOM_VJP) + 1;
+inline constexpr int kNumOps = static_cast<int>(Ops::SCATTER_ADD) + 1;
 static_assert(kNumOps <= 128, "OpSet holds at most 128 ops");
 
 std::string_view op_name(Ops op);

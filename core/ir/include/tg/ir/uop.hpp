@@ -36,8 +36,20 @@ struct Shape : std::vector<sint> {
   }
 };
 
-// Kinds of loop a RANGE stands for (used by the kernel optimizer).
-enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
+// Kinds of loop a RANGE stands for (used by the kernel optimizer). A Sequential axis is a loop
+// whose iterations must run one after the other in order (a scatter-add's index axis: two
+// iterations may write one element): no Opt splits, upcasts, unrolls, groups or parallelizes it.
+enum class AxisType : uint8_t {
+  Global,
+  Local,
+  Loop,
+  Reduce,
+  Upcast,
+  Unroll,
+  GroupReduce,
+  Thread,
+  Sequential
+};
 std::string_view axis_type_name(AxisType t);
 
 struct RangeArg { // RANGE: which axis of the kernel, and its kind
