@@ -374,6 +374,43 @@ TEST_SUITE("codegen.opt") {
         [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
   }
 
+  TEST_CASE("a @ b.T with a wide, odd n on the CPU: n padded to the tile, its tiles outermost") {
+    // logits[i, j] = sum_k h[i, k] * e[j, k] with 1026 = 2 x 513 rows of e against 64 of h (a
+    // vocabulary projection): n is padded to 1028 so the 4 x 4 tile applies whole, and n's
+    // tiles go outside m's, so each row of e is read once and h's rows come from cache.
+    const int64_t M = 64, N = 1026, K = 64;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, N * K);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, i * N + j, reduce(Ops::ADD, ld(a, i * K + k) * ld(b, j * K + k), {k}))});
+    const std::vector<Opt> opts{Opt{OptOp::PADTO, 1, 4}, upcast(0, 4), upcast(1, 4), unroll(0, 8),
+                                Opt{OptOp::SWAP, 0, 1}};
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) == opts);
+    }
+    auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1);
+    std::vector<float> ref(M * N);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y) {
+        float s = 0;
+        for (int64_t t = 0; t < K; ++t) s += av[x * K + t] * bv[y * K + t];
+        ref[x * N + y] = s;
+      }
+    run_all(
+        ast, opts,
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
+                                      HostBuf::of(bv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (size_t x = 0; x < ref.size(); ++x) REQUIRE(o[x] == doctest::Approx(ref[x]));
+        });
+  }
+
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
     // out[i, j] = sum_k xpad[i, j + k - 1] over k < 4, x padded by one column on the left and
     // two on the right (the gate depends on the unrolled k and the upcast j), plus
