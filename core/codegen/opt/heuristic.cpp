@@ -655,7 +655,7 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       if (u->op == Ops::REDUCE)
         loaded_product = u->src[0]->op == Ops::MUL && operand_index(u->src[0]->src[0].get()) &&
                          operand_index(u->src[0]->src[1].get());
-    if (reduce_size >= 256 && rest > 1 && loaded_product)
+    if (reduce_size >= 64 && rest > 1 && loaded_product)
       for (int64_t f : {int64_t{4}, int64_t{2}})
         if (rest % f == 0 && lanes() * f <= 128) {
           apply({OptOp::UPCAST, a, static_cast<int>(f == rest ? 0 : f)});
