@@ -139,28 +139,6 @@ int64_t double_to_int_bits(double x, bool as_uint64) {
   return static_cast<int64_t>(x);
 }
 
-// Wraps an int64 to the width and signedness of an integer scalar type (two's complement, as a
-// C cast from int64 does). uint64 keeps its bit pattern in int64 (see ConstValue).
-int64_t wrap_int(int64_t v, ScalarType s) {
-  const auto u = static_cast<uint64_t>(v);
-  switch (s) {
-  case ScalarType::Int8:
-    return static_cast<int8_t>(static_cast<uint8_t>(u));
-  case ScalarType::UInt8:
-    return static_cast<uint8_t>(u);
-  case ScalarType::Int16:
-    return static_cast<int16_t>(static_cast<uint16_t>(u));
-  case ScalarType::UInt16:
-    return static_cast<uint16_t>(u);
-  case ScalarType::Int32:
-    return static_cast<int32_t>(static_cast<uint32_t>(u));
-  case ScalarType::UInt32:
-    return static_cast<uint32_t>(u);
-  default:
-    return v; // Int64, UInt64, Index
-  }
-}
-
 // int64 -> double rounded to odd at 53 bits. A later rounding to any format with at most 51
 // significand bits (float16, bfloat16, fp8) then equals a direct correctly rounded conversion,
 // which a plain (double) conversion followed by a second rounding would not guarantee.
@@ -206,6 +184,28 @@ DType require_value_type(DType d, const char* what) {
 }
 
 } // namespace
+
+// Wraps an int64 to the width and signedness of an integer scalar type (two's complement, as a
+// C cast from int64 does). uint64 keeps its bit pattern in int64 (see ConstValue).
+int64_t wrap_int(int64_t v, ScalarType s) {
+  const auto u = static_cast<uint64_t>(v);
+  switch (s) {
+  case ScalarType::Int8:
+    return static_cast<int8_t>(static_cast<uint8_t>(u));
+  case ScalarType::UInt8:
+    return static_cast<uint8_t>(u);
+  case ScalarType::Int16:
+    return static_cast<int16_t>(static_cast<uint16_t>(u));
+  case ScalarType::UInt16:
+    return static_cast<uint16_t>(u);
+  case ScalarType::Int32:
+    return static_cast<int32_t>(static_cast<uint32_t>(u));
+  case ScalarType::UInt32:
+    return static_cast<uint32_t>(u);
+  default:
+    return v; // Int64, UInt64, Index
+  }
+}
 
 // ---- DType ------------------------------------------------------------------------------------
 

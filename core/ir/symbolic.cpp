@@ -60,30 +60,11 @@ bool excludes_zero(const UOp& u) {
 }
 
 // The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it):
-// cast_const's result, with the integer types inline.
+// cast_const's result; integer types through wrap_int.
 int64_t wrap_to(i128 v, DType d) {
-  const auto u = static_cast<uint64_t>(v);
-  if (!d.is_ptr) switch (d.scalar_type) {
-    case ScalarType::Int8:
-      return static_cast<int8_t>(static_cast<uint8_t>(u));
-    case ScalarType::UInt8:
-      return static_cast<uint8_t>(u);
-    case ScalarType::Int16:
-      return static_cast<int16_t>(static_cast<uint16_t>(u));
-    case ScalarType::UInt16:
-      return static_cast<uint16_t>(u);
-    case ScalarType::Int32:
-      return static_cast<int32_t>(static_cast<uint32_t>(u));
-    case ScalarType::UInt32:
-      return static_cast<uint32_t>(u);
-    case ScalarType::Int64:
-    case ScalarType::UInt64:
-    case ScalarType::Index:
-      return static_cast<int64_t>(u);
-    default:
-      break;
-    }
-  return as_int(cast_const(static_cast<int64_t>(u), d.scalar()));
+  const auto u = static_cast<int64_t>(static_cast<uint64_t>(v));
+  if (!d.is_ptr && d.is_int()) return wrap_int(u, d.scalar_type);
+  return as_int(cast_const(u, d.scalar()));
 }
 
 i128 floordiv(i128 a, i128 b) {

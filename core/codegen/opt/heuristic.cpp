@@ -175,6 +175,26 @@ bool contiguous(const std::vector<const UOp*>& reads, const UOp* r) {
   return false;
 }
 
+// The one STORE of a kernel whose value holds its one REDUCE, a sum of a product: what the
+// matmul and convolution tiles start from.
+struct SumOfProducts {
+  const UOp* store;
+  const UOp* mul;
+};
+std::optional<SumOfProducts> sum_of_products(const UOpPtr& k) {
+  const UOp* red = nullptr;
+  const UOp* store = nullptr;
+  int reduces = 0, stores = 0;
+  for (const UOp* u : k->toposort()) {
+    if (u->op == Ops::REDUCE) red = u, ++reduces;
+    if (u->op == Ops::STORE) store = u, ++stores;
+  }
+  if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
+  const UOp* mul = red->src[0].get();
+  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
+  return SumOfProducts{store, mul};
+}
+
 // A matrix product on a CPU: one sum over the last reduce axis k of a[m, k] * b[k, n] (or
 // b[n, k]), stored contiguously along n, maybe through an elementwise epilogue (a bias, a
 // residual added, an activation: a transformer's output projections). The register tile is its
@@ -191,16 +211,9 @@ struct CpuMatmul {
 };
 
 std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
-  const UOp* red = nullptr;
-  const UOp* store = nullptr;
-  int reduces = 0, stores = 0;
-  for (const UOp* u : k->toposort()) {
-    if (u->op == Ops::REDUCE) red = u, ++reduces;
-    if (u->op == Ops::STORE) store = u, ++stores;
-  }
-  if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
-  const UOp* mul = red->src[0].get();
-  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
+  const auto sp = sum_of_products(k);
+  if (!sp) return {};
+  const UOp *store = sp->store, *mul = sp->mul;
   const auto reduce_axes = opt_axes(k, true);
   if (reduce_axes.empty() || const_size(reduce_axes.back().get()) < 0) return {};
   const UOp* kr = reduce_axes.back().get();
@@ -338,16 +351,9 @@ struct CpuConv {
 };
 
 std::optional<CpuConv> cpu_conv(const UOpPtr& k) {
-  const UOp* red = nullptr;
-  const UOp* store = nullptr;
-  int reduces = 0, stores = 0;
-  for (const UOp* u : k->toposort()) {
-    if (u->op == Ops::REDUCE) red = u, ++reduces;
-    if (u->op == Ops::STORE) store = u, ++stores;
-  }
-  if (reduces != 1 || stores != 1 || std::get<ReduceArg>(red->arg).op != Ops::ADD) return {};
-  const UOp* mul = red->src[0].get();
-  if (mul->op != Ops::MUL || store->src[0]->op != Ops::INDEX) return {};
+  const auto sp = sum_of_products(k);
+  if (!sp) return {};
+  const UOp *store = sp->store, *mul = sp->mul;
   const auto reduce_axes = opt_axes(k, true);
   if (reduce_axes.empty()) return {};
   const UOp* kx = reduce_axes.back().get();
@@ -650,11 +656,9 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     const int64_t rest = a < 0 ? -1 : const_size(opt_axes(k, false)[static_cast<size_t>(a)].get());
     // Only a product of two loaded buffers: a computed operand (a quantized weight) has its
     // own tile, and recomputing it for 4x more lanes costs more than it saves.
-    bool loaded_product = false;
-    for (const UOp* u : k->toposort())
-      if (u->op == Ops::REDUCE)
-        loaded_product = u->src[0]->op == Ops::MUL && operand_index(u->src[0]->src[0].get()) &&
-                         operand_index(u->src[0]->src[1].get());
+    const auto sp = sum_of_products(k);
+    const bool loaded_product =
+        sp && operand_index(sp->mul->src[0].get()) && operand_index(sp->mul->src[1].get());
     if (reduce_size >= 64 && rest > 1 && loaded_product)
       for (int64_t f : {int64_t{4}, int64_t{2}})
         if (rest % f == 0 && lanes() * f <= 128) {

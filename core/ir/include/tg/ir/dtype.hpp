@@ -100,6 +100,9 @@ std::string to_string(const ConstValue& v);
 // Converts `v` to what a value of scalar dtype `d` holds: integer wrap-around, float rounding
 // to the dtype's precision (float16, bfloat16, fp8 round to nearest even), bool is v != 0.
 ConstValue cast_const(const ConstValue& v, DType d);
+// `v` wrapped to the width and signedness of an integer scalar type (two's complement, as a C
+// cast from int64 does); Int64, UInt64 and Index keep the bits.
+int64_t wrap_int(int64_t v, ScalarType s);
 // Bit-exact reinterpretation of `v` (stored as `from`) as dtype `to` of the same itemsize.
 ConstValue bitcast_const(const ConstValue& v, DType from, DType to);
 
