@@ -164,49 +164,19 @@ Tensor dilate_spatial(const Tensor& x, const Ints& s) {
   return x.reshape(s1).pad(p).reshape(s2).shrink(keep);
 }
 
-// The gradients of a convolution as convolutions (PyTorch's convolution_backward). Autograd
-// through the sliding-window view would work too, but its kernels sum over every repeat of
-// the window trick with index arithmetic per term, tens of times slower than these:
-//   dx = the transposed convolution of dy with w (dy dilated by the stride, w flipped),
-//   dw = a convolution of x by dy, batch and channels swapped (stride and dilation swap).
-std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs, const Ints& stride,
-                             const Pairs& pads, const Ints& dilation, int64_t groups) {
-  // dy is read by both convolutions and by dw once per filter tap: stored once, it is not
-  // recomputed there (the backward of a pool or a norm above the conv would be, per read).
-  const Tensor g = detail::make(grad, {}).contiguous(), x = detail::make(inputs[0], {}),
-               w = detail::make(inputs[1], {});
-  const size_t nsp = stride.size();
-  const int64_t n = x.size(0), cin = x.size(1), cout = w.size(0);
+// The weight gradient for few input channels per group (a first layer's 1 or 3), where the
+// matrix product of weight_gradient has too few rows for its tile: a convolution of x by dy
+// with the batch as its input channels, in groups.
+Tensor weight_gradient_by_batch(const Tensor& x, const Tensor& g, const Ints& k, const Ints& stride,
+                                const Pairs& pads, const Ints& dilation, int64_t groups) {
+  const size_t nsp = k.size();
+  const int64_t n = x.size(0), cin = x.size(1), cout = g.size(1);
   const int64_t cig = cin / groups, cog = cout / groups;
-  Ints k, o, ins;
-  for (size_t j = 0; j < nsp; ++j) {
-    k.push_back(w.size(static_cast<int64_t>(2 + j)));
-    o.push_back(g.size(static_cast<int64_t>(2 + j)));
-    ins.push_back(x.size(static_cast<int64_t>(2 + j)));
-  }
-  std::vector<int64_t> spatial;
-  for (size_t j = 0; j < nsp; ++j) spatial.push_back(static_cast<int64_t>(j));
-
-  // dx: (G, Cout/G, Cin/G, *k) -> (G*Cin/G, Cout/G, *k), flipped.
-  Shape wg{groups, cog, cig};
-  for (int64_t v : k) wg.push_back(v);
-  std::vector<int64_t> flip_axes;
-  for (size_t j = 0; j < nsp; ++j) flip_axes.push_back(static_cast<int64_t>(3 + j));
-  // Stored in its new order: read through the transposed view, the reduce over Cout/G would
-  // stride across the filter (3x slower on the 512-channel convs of hlb_cifar10).
-  const Tensor wt = w.reshape(wg).transpose(1, 2).flip(flip_axes).flatten(0, 1).contiguous();
-  Pairs tp;
-  for (size_t j = 0; j < nsp; ++j) {
-    const int64_t span = dilation[j] * (k[j] - 1), before = span - pads[j].first;
-    tp.emplace_back(before, ins[j] + span - ((o[j] - 1) * stride[j] + 1) - before);
-  }
-  Tensor dx = conv_core(dilate_spatial(g, stride), wt, std::nullopt, Ints(nsp, 1), tp, dilation,
-                        groups, "conv backward (input)");
-
-  // dw: a convolution of x by dy with the batch as its input channels, in groups: the batch
-  // is cut into C chunks of about 1 MB of input each, reduced as separate groups whose partial
-  // sums are added last. One pass over the whole batch per output tile would stream it from
-  // memory for every tile (batch 512: 6.7 GFLOP/s).
+  Ints o;
+  for (size_t j = 0; j < nsp; ++j) o.push_back(g.size(static_cast<int64_t>(2 + j)));
+  // The batch is cut into C chunks of about 1 MB of input each, reduced as separate groups
+  // whose partial sums are added last. One pass over the whole batch per output tile would
+  // stream it from memory for every tile (batch 512: 6.7 GFLOP/s).
   //   x padded (C, N/C, G, Cin/G, *i) -> (Cin/G, G*C*N/C, *i)
   //   dy (C, N/C, G, Cout/G, *o) -> (G*C*Cout/G, N/C, *o), G*C groups.
   Tensor xp = pad_spatial(x, pads);
@@ -255,6 +225,116 @@ std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs,
   PadArg keep{{0, cig}, {0, cout}};
   for (int64_t v : k) keep.emplace_back(0, v);
   dw = dw.shrink(keep).transpose(0, 1);
+  return dw;
+}
+
+// The weight gradient of a convolution as a matrix product over the pixels p = (n, *o):
+//   dw[g, ci, *k, co] = sum_p x(n, g, ci, o * s + k * d) * dy(n, g, co, o)
+// with both operands stored channels-last, so that it is an a @ b for the CPU matmul tile: the
+// input channels are the rows (one window tap's channels are contiguous) and dy's rows are
+// vectors of output channels. The pixels are cut into chunks of whole images, about 2048 each,
+// whose partial sums are added last: a tile's operands stay in cache while the tiles of one
+// chunk run, and the partials (chunks x the weights) cost little beside the product.
+Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const Ints& stride,
+                       const Pairs& pads, const Ints& dilation, int64_t groups) {
+  const size_t nsp = k.size();
+  const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
+  const int64_t n = x.size(0), cin = x.size(1), cout = g.size(1);
+  const int64_t cig = cin / groups, cog = cout / groups;
+  int64_t pixels = 1;
+  for (size_t j = 0; j < nsp; ++j) pixels *= g.size(sp(2 + j));
+  const int64_t target = 2048; // pixels per chunk (1024-8192 measured; 2048 best overall)
+  int64_t per_chunk = 1;
+  for (int64_t c = n; c >= 1; --c)
+    if (n % c == 0 && c * pixels <= std::max<int64_t>(target, pixels)) {
+      per_chunk = c;
+      break;
+    }
+  const int64_t chunks = n / per_chunk;
+  // x padded, stored channels-last, seen as (N, Cin, *i) again for the window view.
+  const Tensor xp = pad_spatial(x, pads);
+  Shape last{0}, back{0, sp(nsp + 1)};
+  for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
+  last.push_back(1);
+  const Tensor windows = pool_view(xp.permute(last).contiguous().permute(back), k, stride, dilation,
+                                   "conv backward (weight)"); // (N, Cin, *o, *k)
+  // (C, N/C, G, Cin/G, *o, *k) -> (C, N/C, *o, G, Cin/G, *k, 1)
+  Shape xs{chunks, per_chunk, groups, cig}, xorder{0, 1};
+  for (size_t j = 0; j < nsp; ++j) xs.push_back(windows.size(sp(2 + j)));
+  for (size_t j = 0; j < nsp; ++j) xs.push_back(k[j]);
+  for (size_t j = 0; j < nsp; ++j) xorder.push_back(sp(4 + j));
+  xorder.push_back(2), xorder.push_back(3);
+  for (size_t j = 0; j < nsp; ++j) xorder.push_back(sp(4 + nsp + j));
+  const Tensor xv = windows.reshape(xs).permute(xorder).unsqueeze(-1);
+  // dy (C, N/C, G, Cout/G, *o) -> stored (C, N/C, *o, G, Cout/G) -> (C, N/C, *o, G, 1, *1, Cout/G)
+  Shape gs{chunks, per_chunk, groups, cog}, gorder{0, 1}, gv{chunks, per_chunk};
+  for (size_t j = 0; j < nsp; ++j) {
+    gs.push_back(g.size(sp(2 + j)));
+    gorder.push_back(sp(4 + j));
+    gv.push_back(g.size(sp(2 + j)));
+  }
+  gorder.push_back(2), gorder.push_back(3);
+  gv.push_back(groups), gv.push_back(1);
+  for (size_t j = 0; j < nsp; ++j) gv.push_back(1);
+  gv.push_back(cog);
+  const Tensor gt = g.reshape(gs).permute(gorder).contiguous().reshape(gv);
+  std::vector<int64_t> pixel_axes{1};
+  for (size_t j = 0; j < nsp; ++j) pixel_axes.push_back(sp(2 + j));
+  Tensor dw = (xv * gt).sum(pixel_axes); // (C, G, Cin/G, *k, Cout/G)
+  // The chunks' partial sums, added in their own layout (contiguous reads) and only then
+  // permuted: a sum read through the permutation strides across the partials (2 GB/s).
+  if (chunks > 1)
+    dw = dw.sum(std::vector<int64_t>{0}).contiguous();
+  else
+    dw = dw.reshape(Shape(dw.shape().begin() + 1, dw.shape().end()));
+  // (G, Cin/G, *k, Cout/G) -> (G, Cout/G, Cin/G, *k) -> (Cout, Cin/G, *k)
+  Shape worder{0, sp(nsp + 2), 1}, wshape{cout, cig};
+  for (size_t j = 0; j < nsp; ++j) worder.push_back(sp(2 + j));
+  for (int64_t v : k) wshape.push_back(v);
+  return dw.permute(worder).reshape(wshape);
+}
+
+// The gradients of a convolution (PyTorch's convolution_backward). Autograd through the
+// sliding-window view would work too, but its kernels sum over every repeat of the window
+// trick with index arithmetic per term, tens of times slower than these:
+//   dx = the transposed convolution of dy with w (dy dilated by the stride, w flipped),
+//   dw = a matrix product of the input's windows and dy over the pixels (weight_gradient).
+std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs, const Ints& stride,
+                             const Pairs& pads, const Ints& dilation, int64_t groups) {
+  // dy is read by both convolutions and by dw once per filter tap: stored once, it is not
+  // recomputed there (the backward of a pool or a norm above the conv would be, per read).
+  const Tensor g = detail::make(grad, {}).contiguous(), x = detail::make(inputs[0], {}),
+               w = detail::make(inputs[1], {});
+  const size_t nsp = stride.size();
+  const int64_t cin = x.size(1), cout = w.size(0);
+  const int64_t cig = cin / groups, cog = cout / groups;
+  Ints k, o, ins;
+  for (size_t j = 0; j < nsp; ++j) {
+    k.push_back(w.size(static_cast<int64_t>(2 + j)));
+    o.push_back(g.size(static_cast<int64_t>(2 + j)));
+    ins.push_back(x.size(static_cast<int64_t>(2 + j)));
+  }
+  std::vector<int64_t> spatial;
+  for (size_t j = 0; j < nsp; ++j) spatial.push_back(static_cast<int64_t>(j));
+
+  // dx: (G, Cout/G, Cin/G, *k) -> (G*Cin/G, Cout/G, *k), flipped.
+  Shape wg{groups, cog, cig};
+  for (int64_t v : k) wg.push_back(v);
+  std::vector<int64_t> flip_axes;
+  for (size_t j = 0; j < nsp; ++j) flip_axes.push_back(static_cast<int64_t>(3 + j));
+  // Stored in its new order: read through the transposed view, the reduce over Cout/G would
+  // stride across the filter (3x slower on the 512-channel convs of hlb_cifar10).
+  const Tensor wt = w.reshape(wg).transpose(1, 2).flip(flip_axes).flatten(0, 1).contiguous();
+  Pairs tp;
+  for (size_t j = 0; j < nsp; ++j) {
+    const int64_t span = dilation[j] * (k[j] - 1), before = span - pads[j].first;
+    tp.emplace_back(before, ins[j] + span - ((o[j] - 1) * stride[j] + 1) - before);
+  }
+  Tensor dx = conv_core(dilate_spatial(g, stride), wt, std::nullopt, Ints(nsp, 1), tp, dilation,
+                        groups, "conv backward (input)");
+
+  const Tensor dw = cig >= 8 ? weight_gradient(x, g, k, stride, pads, dilation, groups)
+                             : weight_gradient_by_batch(x, g, k, stride, pads, dilation, groups);
   return {dx.cast(x.dtype()).uop(), dw.cast(w.dtype()).uop()};
 }
 
