@@ -314,6 +314,31 @@ TEST_SUITE("tensor.nnfunc") {
     CHECK(acc_lanes == 256);
   }
 
+  TEST_CASE("a 3x3 convolution of 4x4 images on a 16-lane CPU: rows fill whole registers") {
+    // hlb_cifar10's last block (4x4 images): a row of 4 outputs is a quarter of an AVX-512
+    // register, so the tile takes all 4 rows (one register per output channel) and 16 output
+    // channels: 256 accumulator lanes (64 when each row was its own register).
+    auto dev = tg::DeviceRegistry::global().open("CPU");
+    const tg::RendererCaps caps = dev->renderer(dev->renderers().front()).caps();
+    if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
+    std::mutex mu;
+    std::vector<tg::UOpPtr> asts;
+    tg::set_lowering_observer(
+        [&](const tg::UOpPtr& ast, const std::vector<tg::Opt>* opts, const tg::RendererCaps&) {
+          std::lock_guard lock(mu);
+          if (opts == nullptr) asts.push_back(ast);
+        });
+    auto x = Tensor::rand({4, 32, 4, 4}, dtypes::float32, "CPU");
+    auto w = Tensor::rand({32, 32, 3, 3}, dtypes::float32, "CPU");
+    x.conv2d(w, {}, 1, 1).realize();
+    tg::set_lowering_observer({});
+    size_t acc_lanes = 0;
+    for (const auto& ast : asts)
+      for (const auto& u : tg::lower_kernel(ast, caps).uops)
+        if (u->op == tg::Ops::DEFINE_REG) acc_lanes = std::max<size_t>(acc_lanes, u->dtype.size);
+    CHECK(acc_lanes == 256);
+  }
+
   TEST_CASE("a weight gradient summed over chunks of images, against a direct loop") {
     // 48x48 outputs are more pixels than one chunk of the matrix-product weight gradient
     // holds: each image is its own chunk, and the three partial sums are added last.
