@@ -697,7 +697,7 @@ TEST_SUITE("codegen.opt") {
     // lane l holds the sum over k = l (mod 32) in order, and the 32 lanes are added pairwise
     // (0+1, 2+3, ..., then the sums the same way), as even and odd lanes of one vector per
     // level rather than lane by lane. Fractional values pin that order exactly through the
-    // first renderer (LLVM IR, which contracts nothing into FMAs); every configuration is close.
+    // first renderer (LLVM IR with FP_CONTRACT=0: no FMAs); every configuration is close.
     const int64_t J = 8, K = 128;
     auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
          w = buf(2, dtypes::float32, J * K);
@@ -722,6 +722,7 @@ TEST_SUITE("codegen.opt") {
       for (int64_t r = 0; r < J; ++r) CHECK(o[r] == doctest::Approx(pairwise[r]).epsilon(1e-5));
     });
     const LoweredKernel k32 = lower_kernel_with_opts(ast, target_caps(), {unroll(0, 32)});
+    tg::Context no_fma{{"FP_CONTRACT", 0}};
     auto bufs = make();
     run_kernel(renderers().front(), k32, bufs);
     auto o = bufs[0].as<float>();

@@ -133,8 +133,8 @@ private:
       "2 decomposes exp2/log2/sin into polynomials even where the renderer has them")             \
   INT(DISABLE_FAST_IDIV, 0, 0, 1, "0 or 1",                                                        \
       "keep integer division by constants as division (no multiply + shift)")                     \
-  INT(FP_CONTRACT, 0, 0, 1, "0 or 1",                                                              \
-      "1 lets the LLVM IR and C renderers fuse a float multiply and add into one rounding (FMA)")  \
+  INT(FP_CONTRACT, 1, 0, 1, "0 or 1",                                                              \
+      "1 lets the LLVM IR and C renderers fuse a float multiply and add into one rounding (FMA); 0 rounds each") \
   INT(JIT, 1, 0, 1, "0 or 1", "0 turns TinyJit off: every call runs the step function")           \
   INT(CPU_THREADS, 0, 0, 4096, "0..4096", "at most this many threads per CPU kernel launch; 0: all cores") \
   STR(TG_PLUGIN_PATH, "", "folders or files, colon-separated",                                     \
