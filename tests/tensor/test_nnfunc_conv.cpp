@@ -328,8 +328,9 @@ TEST_SUITE("tensor.nnfunc") {
           std::lock_guard lock(mu);
           if (opts == nullptr) asts.push_back(ast);
         });
-    auto x = Tensor::rand({4, 32, 4, 4}, dtypes::float32, "CPU");
-    auto w = Tensor::rand({32, 32, 3, 3}, dtypes::float32, "CPU");
+    // 4 input channels: too few for the channels-last matrix product narrow images take.
+    auto x = Tensor::rand({4, 4, 4, 4}, dtypes::float32, "CPU");
+    auto w = Tensor::rand({32, 4, 3, 3}, dtypes::float32, "CPU");
     x.conv2d(w, {}, 1, 1).realize();
     tg::set_lowering_observer({});
     size_t acc_lanes = 0;
@@ -337,6 +338,42 @@ TEST_SUITE("tensor.nnfunc") {
       for (const auto& u : tg::lower_kernel(ast, caps).uops)
         if (u->op == tg::Ops::DEFINE_REG) acc_lanes = std::max<size_t>(acc_lanes, u->dtype.size);
     CHECK(acc_lanes == 256);
+  }
+
+  TEST_CASE("narrow images as a channels-last matrix product: values and both gradients") {
+    // Outputs 6 and 5 wide (beautiful_mnist's last conv, a strided one) take the channels-last
+    // product forward; a 10-wide input gradient takes it backward. Against direct loops, and
+    // the gradients against those of the same convolution on float64 (the direct path).
+    const DType f = dtypes::float32;
+    struct Case {
+      const char* name;
+      Shape x, w;
+      int64_t stride, pad;
+    };
+    for (const Case& c :
+         {Case{"6x6 outputs", {3, 8, 8, 8}, {16, 8, 3, 3}, 1, 0},
+          Case{"stride 2, padding 1: 5x5", {2, 16, 9, 9}, {32, 16, 3, 3}, 2, 1},
+          Case{"8x8 outputs, 10 wide input gradient", {2, 16, 10, 10}, {16, 16, 3, 3}, 1, 0}}) {
+      INFO(c.name);
+      Arr x = random_arr(c.x, -1, 1, f, 51), w = random_arr(c.w, -1, 1, f, 52),
+          b = random_arr({c.w[0]}, -1, 1, f, 53);
+      const Pairs pads{{c.pad, c.pad}, {c.pad, c.pad}};
+      Tensor tx = t_of(x).requires_grad_(true), tw = t_of(w).requires_grad_(true);
+      Tensor y = tx.conv2d(tw, t_of(b), c.stride, c.pad);
+      check_close(y, conv_ref(x, w, &b, {c.stride, c.stride}, pads, {1, 1}, 1), tol_for(f, 8),
+                  c.name, f);
+      Tensor dy = Tensor::rand(y.shape(), dtypes::float32, "CPU").realize();
+      (y * dy).sum().backward();
+      Tensor x64 = t_of(x).cast(dtypes::float64).requires_grad_(true),
+             w64 = t_of(w).cast(dtypes::float64).requires_grad_(true);
+      (x64.conv2d(w64, {}, c.stride, c.pad) * dy.cast(dtypes::float64)).sum().backward();
+      const auto close = [](const Tensor& a, const Tensor& ref) {
+        return (a.cast(dtypes::float64) - ref).abs().max().item<double>() <=
+               1e-4 * (1 + ref.abs().max().item<double>());
+      };
+      CHECK(close(tx.grad(), x64.grad()));
+      CHECK(close(tw.grad(), w64.grad()));
+    }
   }
 
   TEST_CASE("a weight gradient summed over chunks of images, against a direct loop") {
@@ -430,15 +467,22 @@ TEST_SUITE("tensor.nnfunc") {
 
   TEST_CASE("kernel counts on NULL: conv2d forward is one kernel, two when padded") {
     Tensor x = Tensor::empty({4, 8, 14, 14}, dtypes::float32, "NULL");
-    Tensor w = Tensor::empty({16, 8, 3, 3}, dtypes::float32, "NULL");
-    Tensor b = Tensor::empty({16}, dtypes::float32, "NULL");
+    // 12 output channels: not whole vectors of 16, so these are direct convolutions.
+    Tensor w = Tensor::empty({12, 8, 3, 3}, dtypes::float32, "NULL");
+    Tensor b = Tensor::empty({12}, dtypes::float32, "NULL");
     // A padded convolution stores its padded input first (no border tests per tap): 2.
     CHECK(kernels(x.conv2d(w).schedule()) == 1);
     CHECK(kernels(x.conv2d(w, b, 1, 1).schedule()) == 2);
     CHECK(kernels(x.conv2d(w, b, 2, "valid", 2).schedule()) == 1);
-    Tensor wg = Tensor::empty({16, 4, 3, 2}, dtypes::float32, "NULL");
+    Tensor wg = Tensor::empty({12, 4, 3, 2}, dtypes::float32, "NULL");
     CHECK(kernels(x.conv2d(wg, b, 1, "same", 1, 2).schedule()) == 2);
     CHECK(kernels(x.max_pool2d(2).schedule()) == 1);
+    // 16 output channels and outputs narrower than 16 but not a multiple of 8 (12 here): the
+    // input and the weights stored channels-last, their product, and (realized on its own, not
+    // read by a next op) the result copied back to (N, C, H, W).
+    Tensor w16 = Tensor::empty({16, 8, 3, 3}, dtypes::float32, "NULL");
+    CHECK(kernels(x.conv2d(w16).schedule()) == 4);
+    CHECK(kernels(x.conv2d(w16, {}, 1, 1).schedule()) == 4);
     // The bench shape, transposed convolution (its stride is a view too), pooling.
     Tensor xb = Tensor::empty({64, 32, 28, 28}, dtypes::float32, "NULL");
     Tensor wb = Tensor::empty({32, 32, 3, 3}, dtypes::float32, "NULL");
