@@ -50,6 +50,7 @@ bench: build
 	$(BUILD)/bench/tg_bench_beam
 	if [ -x $(BUILD)/bench/tg_bench_cl ]; then $(BUILD)/bench/tg_bench_cl; fi
 	TINYRUN=$(BUILD)/apps/tinyrun/tinyrun bash bench/mnist_vs_torch.sh
+	cd $(BUILD)/python && PYTHONPATH=. /usr/bin/python3 ../../../bench/conv_vs_torch.py
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
