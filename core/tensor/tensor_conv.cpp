@@ -235,9 +235,10 @@ Tensor weight_gradient_by_batch(const Tensor& x, const Tensor& g, const Ints& k,
 //   dw[g, ci, *k, co] = sum_p x(n, g, ci, o * s + k * d) * dy(n, g, co, o)
 // with both operands stored channels-last, so that it is an a @ b for the CPU matmul tile: the
 // input channels are the rows (one window tap's channels are contiguous) and dy's rows are
-// vectors of output channels. The pixels are cut into chunks of whole images, about 2048 each,
-// whose partial sums are added last: a tile's operands stay in cache while the tiles of one
-// chunk run, and the partials (chunks x the weights) cost little beside the product.
+// vectors of output channels. The pixels are cut into chunks of whole images (512 to 2048
+// pixels, fewer the more output channels) whose partial sums are added last: a chunk's dy stays
+// in cache while the tiles of that chunk run, and the partials (chunks x the weights) cost
+// little beside the product.
 Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const Ints& stride,
                        const Pairs& pads, const Ints& dilation, int64_t groups) {
   const size_t nsp = k.size();
@@ -246,9 +247,12 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
   const int64_t cig = cin / groups, cog = cout / groups;
   int64_t pixels = 1;
   for (size_t j = 0; j < nsp; ++j) pixels *= g.size(sp(2 + j));
-  // At least 2048 pixels a chunk (1024-8192 measured; 2048 best overall), in whole images: the
-  // fewest images that divide the batch (20x20 images at batch 512: 8 of them, 64 chunks).
-  const int64_t target = 2048;
+  // At least `target` pixels a chunk, in whole images: the fewest images that divide the batch
+  // (20x20 images at batch 512: 8 of them, 64 chunks). The target keeps a chunk's dy (pixels x
+  // output channels) near 512 KB, within 512 and 2048 pixels: 2048 for beautiful_mnist's 32 and
+  // 64 channels (1024-8192 measured), 512 for hlb_cifar10's 256 and 512 (its 256 -> 256 at 8x8
+  // 84 -> 54 ms, 256 -> 512 180 -> 114 ms; 256 pixels were slower again).
+  const int64_t target = std::clamp<int64_t>(131072 / std::max<int64_t>(cog, 1), 512, 2048);
   int64_t per_chunk = n;
   for (int64_t c = 1; c <= n; ++c)
     if (n % c == 0 && c * pixels >= target) {
