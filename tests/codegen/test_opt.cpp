@@ -653,6 +653,47 @@ TEST_SUITE("codegen.opt") {
         });
   }
 
+  TEST_CASE("a convolution to one output channel on the CPU: four rows x a row") {
+    // out[b, y, x] = sum_{ci, ky, kx} in[b, ci, y + ky, x + kx] * w[ci, ky, kx] (the input
+    // gradient of a first layer's one input channel): no channel axis to reuse a weight across,
+    // so four ys share each loaded input row (ky unrolled) and x is whole.
+    const int64_t B = 2, CI = 4, H = 8, W = 8, HP = H + 2, WP = W + 2;
+    auto out = buf(0, dtypes::float32, B * H * W), in = buf(1, dtypes::float32, B * CI * HP * WP),
+         w = buf(2, dtypes::float32, CI * 9);
+    auto b = rng(B, 0), y = rng(H, 2), x = rng(W, 3), ci = rng(CI, 4, AxisType::Reduce),
+         ky = rng(3, 5, AxisType::Reduce), kx = rng(3, 6, AxisType::Reduce);
+    auto prod = ld(in, b * (CI * HP * WP) + ci * (HP * WP) + (y + ky) * WP + x + kx) *
+                ld(w, ci * 9 + ky * 3 + kx);
+    auto ast = UOp::sink({st(out, b * (H * W) + y * W + x, reduce(Ops::ADD, prod, {ci, ky, kx}))});
+    const std::vector<Opt> tile{upcast(1, 4), upcast(2, 0), unroll(1, 0)};
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) == tile);
+    }
+    auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CI * 9, 5, 2);
+    run_all(
+        ast, tile,
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(B * H * W), HostBuf::of(iv),
+                                      HostBuf::of(wv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) {
+          auto o = bufs[0].as<float>();
+          for (int64_t n = 0; n < B; ++n)
+            for (int64_t yy = 0; yy < H; ++yy)
+              for (int64_t xx = 0; xx < W; ++xx) {
+                float ref = 0;
+                for (int64_t i = 0; i < CI; ++i)
+                  for (int64_t a = 0; a < 3; ++a)
+                    for (int64_t t = 0; t < 3; ++t)
+                      ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
+                             wv[i * 9 + a * 3 + t];
+                REQUIRE(o[(n * H + yy) * W + xx] == ref);
+              }
+        });
+  }
+
   TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
     // out[co, x] = sum_{ci, kx} (in[ci, x + kx] + bias[ci]) * w[co, ci, kx]: the bias depends
     // on no output axis, as a matvec's vector does, but not on the last reduce axis either; the
