@@ -7,8 +7,11 @@
 # TINYGRAD_SOURCE: a tinygrad checkout or its unpacked source distribution (never committed).
 # BUILD (default build/default) is the build tree whose python/ holds the package; the
 # interpreter is the one it was built for (CMake's Python3_EXECUTABLE), which needs numpy,
-# torch and pytest (Debian: python3-numpy python3-torch python3-pytest). TEST_TIMEOUT (s, 120)
-# bounds each test; KEEP=1 keeps the working folder (pytest.log, results.jsonl).
+# torch and pytest (Debian: python3-numpy python3-torch python3-pytest); PYTHON overrides it,
+# e.g. a venv's python (same minor version as the build's) with a newer torch from PyPI:
+#   PYTHON=/path/to/venv/bin/python scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE
+# TEST_TIMEOUT (s, 120) bounds each test; KEEP=1 keeps the working folder (pytest.log,
+# results.jsonl).
 set -euo pipefail
 src=${1:?usage: scripts/tinygrad-test-ops.sh TINYGRAD_SOURCE [pytest args...]}
 shift
@@ -26,10 +29,10 @@ if [ ! -d "$build/python/tinygrad_cpp" ]; then
   echo "tinygrad-test-ops: $build/python/tinygrad_cpp is missing: build first (make build)" >&2
   exit 2
 fi
-python=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+python=${PYTHON:-$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")}
 python=${python:-/usr/bin/python3}
 if ! "$python" -c "import torch, numpy, pytest" 2>/dev/null; then
-  echo "tinygrad-test-ops: $python needs torch, numpy and pytest (apt-get install python3-torch python3-pytest)" >&2
+  echo "tinygrad-test-ops: $python needs torch, numpy and pytest (apt-get install python3-torch python3-pytest, or PYTHON=a venv's python with them)" >&2
   exit 2
 fi
 
