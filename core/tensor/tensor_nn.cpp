@@ -340,12 +340,25 @@ Tensor Tensor::dropout(double p, bool train) const {
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                             const OptTensor& attn_mask, double dropout_p,
-                                            bool is_causal, std::optional<double> scale) const {
+                                            bool is_causal, std::optional<double> scale,
+                                            bool enable_gqa) const {
   const std::string op = "scaled_dot_product_attention";
   if (ndim() < 2 || key.ndim() < 2 || value.ndim() < 2)
     throw Error(op + ": query, key and value need at least 2 dimensions, got " +
                 shape_str(shape()) + ", " + shape_str(key.shape()) + ", " +
                 shape_str(value.shape()));
+  if (enable_gqa && ndim() >= 3 && key.ndim() >= 3 && value.ndim() >= 3) {
+    const int64_t hq = shape()[shape().size() - 3], hk = key.shape()[key.shape().size() - 3],
+                  hv = value.shape()[value.shape().size() - 3];
+    if (hk != hv || hk <= 0 || hq % hk != 0)
+      throw Error(op + ": with enable_gqa the query's " + std::to_string(hq) +
+                  " heads must be a multiple of the key's " + std::to_string(hk) +
+                  " and the value's " + std::to_string(hv) + " (equal)");
+    if (hq != hk)
+      return scaled_dot_product_attention(key.repeat_interleave(hq / hk, -3),
+                                          value.repeat_interleave(hq / hk, -3), attn_mask,
+                                          dropout_p, is_causal, scale, false);
+  }
   const int64_t e = shape().back(), l = shape()[shape().size() - 2];
   const int64_t s = key.shape()[key.shape().size() - 2];
   if (key.shape().back() != e || value.shape()[value.shape().size() - 2] != s)

@@ -248,7 +248,7 @@ void bind_tensor_nn(TensorClass& t) {
       py::arg("p") = 0.5);
   t.def("scaled_dot_product_attention", &Tensor::scaled_dot_product_attention, py::arg("key"),
         py::arg("value"), py::arg("attn_mask") = py::none(), py::arg("dropout_p") = 0.0,
-        py::arg("is_causal") = false, py::arg("scale") = py::none());
+        py::arg("is_causal") = false, py::arg("scale") = py::none(), py::arg("enable_gqa") = false);
 
   t.def(
       "cross_entropy",

@@ -345,6 +345,39 @@ TEST_SUITE("tensor.nnfunc") {
               "not both"));
   }
 
+  TEST_CASE("scaled_dot_product_attention with enable_gqa: kv heads shared by query heads") {
+    // 6 query heads over 3 key/value heads: query heads 2h and 2h+1 read kv head h (PyTorch's
+    // repeat_interleave), the same as repeating k and v by hand.
+    const DType f = dtypes::float32;
+    Arr q = random_arr({2, 6, 4, 8}, -1, 1, f, 71), k = random_arr({2, 3, 5, 8}, -1, 1, f, 72),
+        v = random_arr({2, 3, 5, 7}, -1, 1, f, 73);
+    Tensor tq = t_of(q), tk = t_of(k), tv = t_of(v);
+    Tensor gqa = tq.scaled_dot_product_attention(tk, tv, {}, 0, true, {}, true);
+    CHECK(gqa.shape() == Shape{2, 6, 4, 7});
+    check_close(gqa,
+                from_tensor(tq.scaled_dot_product_attention(
+                    tk.repeat_interleave(2, -3), tv.repeat_interleave(2, -3), {}, 0, true)),
+                tol_for(f, 4), "gqa = repeated kv", f);
+    check_close(gqa.shrink({{0, 2}, {3, 4}, {0, 4}, {0, 7}}),
+                from_tensor(tq.shrink({{0, 2}, {3, 4}, {0, 4}, {0, 8}})
+                                .scaled_dot_product_attention(
+                                    tk.shrink({{0, 2}, {1, 2}, {0, 5}, {0, 8}}),
+                                    tv.shrink({{0, 2}, {1, 2}, {0, 5}, {0, 7}}), {}, 0, true)),
+                tol_for(f, 4), "query head 3 reads kv head 1", f);
+    // Equal head counts: nothing repeats. Head counts that do not divide: an error naming them.
+    check_close(
+        tq.shrink({{0, 2}, {0, 3}, {0, 4}, {0, 8}})
+            .scaled_dot_product_attention(tk, tv, {}, 0, false, {}, true),
+        from_tensor(
+            tq.shrink({{0, 2}, {0, 3}, {0, 4}, {0, 8}}).scaled_dot_product_attention(tk, tv)),
+        tol_for(f, 4), "equal heads", f);
+    CHECK(has(error_of([&] {
+                (void)tq.shrink({{0, 2}, {0, 4}, {0, 4}, {0, 8}})
+                    .scaled_dot_product_attention(tk, tv, {}, 0, false, {}, true);
+              }),
+              "multiple of the key's 3"));
+  }
+
   TEST_CASE("cross_entropy and nll_loss: class indices, weights, ignore_index, label smoothing") {
     const DType f = dtypes::float32;
     const int64_t n = 6, c = 5;

@@ -578,11 +578,13 @@ public:
   // Zeroes elements with probability p (threefry rand) and scales the rest by 1/(1-p).
   Tensor dropout(double p = 0.5, bool training = true) const;
   // softmax(q @ k^T * scale + mask) @ v; a bool mask keeps where true. q (..., L, E),
-  // k (..., S, E), v (..., S, Ev); scale defaults to 1/sqrt(E).
+  // k (..., S, E), v (..., S, Ev); scale defaults to 1/sqrt(E). enable_gqa: key and value may
+  // have fewer heads (dim -3) than the query, a divisor of its count, each serving that many
+  // query heads in turn (grouped-query attention, PyTorch's enable_gqa).
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                       const OptTensor& attn_mask = {}, double dropout_p = 0,
-                                      bool is_causal = false,
-                                      std::optional<double> scale = {}) const;
+                                      bool is_causal = false, std::optional<double> scale = {},
+                                      bool enable_gqa = false) const;
 
   // Losses; reduction is "none", "mean" or "sum". Class-index targets (int) have the input's
   // shape without dim 1 (the class dim); probability targets (float) the input's shape.
