@@ -57,7 +57,8 @@ Tensor from_array(py::array arr, const std::string& device) {
                         arr.size() > 0 && tg::Buffer::host_visible(dev);
   if (!in_place) {
     py::array c = py::array::ensure(arr, py::array::c_style | py::array::forcecast);
-    return Tensor::from_bytes(c.data(), static_cast<size_t>(c.nbytes()), shape, d, dev);
+    return Tensor::from_bytes(c.data(), static_cast<size_t>(c.size()) * d.itemsize(), shape, d,
+                              dev);
   }
   auto buf = tg::Buffer::borrow_host(dev, d, static_cast<int64_t>(arr.size()), arr.mutable_data(),
                                      keep_alive(arr));
@@ -132,7 +133,9 @@ py::dtype numpy_dtype(tg::DType d) {
 
 tg::DType from_numpy_dtype(const py::dtype& d) {
   const char kind = d.kind();
-  const auto size = d.itemsize();
+  // Read through Python: pybind11 before 2.12 (Debian's 2.10) reads the element size from
+  // numpy 1's descriptor layout, which numpy 2 changed.
+  const auto size = d.attr("itemsize").cast<py::ssize_t>();
   if (kind == 'b') return tg::dtypes::bool_;
   if (kind == 'f' && size == 2) return tg::dtypes::float16;
   if (kind == 'f' && size == 4) return tg::dtypes::float32;
@@ -285,10 +288,20 @@ py::array to_numpy(const Tensor& t) {
   const py::dtype d = numpy_dtype(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   const std::vector<uint8_t> bytes = t.to_bytes();
-  py::array out(d, shape);
-  if (static_cast<size_t>(out.nbytes()) != bytes.size())
+  // C-order strides from our element size: pybind11 before 2.12 would compute them from numpy
+  // 1's descriptor layout, wrong under numpy 2.
+  const auto item = static_cast<py::ssize_t>(t.dtype().itemsize());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = item;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<py::ssize_t>(shape[i], 1);
+  }
+  py::array out(d, shape, strides);
+  const size_t nbytes = static_cast<size_t>(out.size()) * static_cast<size_t>(item);
+  if (nbytes != bytes.size())
     throw tg::Error("numpy(): " + std::to_string(bytes.size()) + " bytes for a tensor of " +
-                    std::to_string(out.nbytes()));
+                    std::to_string(nbytes));
   if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
   return out;
 }
