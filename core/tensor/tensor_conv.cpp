@@ -991,6 +991,63 @@ Tensor Tensor::avg_pool3d(IntOrTuple kernel_size, std::optional<IntOrTuple> stri
                      divisor_override, 3, "avg_pool3d");
 }
 
+namespace {
+
+// PyTorch's uint8 (bi)linear resize (its CPU kernel for uint8 images, PIL's algorithm): one
+// pass per axis, the last first, each rounding back to uint8. A pass's taps are a triangle
+// filter around the source position (normalized), in integers of `precision` bits, the largest
+// that keeps the biggest weight within int16; out = clamp((sum w * x + 2^(p-1)) >> p, 0, 255).
+// Integer weights from the host: PyTorch derives them there too, and the exact rounding is
+// what makes the results equal to its bytes.
+Tensor interpolate_linear_uint8(Tensor r, const Ints& out, const std::vector<double>& scales,
+                                bool align_corners) {
+  const size_t nsp = out.size();
+  for (size_t jj = nsp; jj-- > 0;) {
+    const int64_t axis = static_cast<int64_t>(2 + jj);
+    const int64_t in = r.shape()[2 + jj], o = out[jj];
+    if (in == o) continue;
+    double scale = scales[jj] > 0 ? scales[jj] : static_cast<double>(in) / static_cast<double>(o);
+    if (align_corners) scale = o > 1 ? static_cast<double>(in - 1) / static_cast<double>(o - 1) : 0;
+    std::vector<std::pair<int64_t, std::vector<double>>> taps(static_cast<size_t>(o));
+    double w_max = 0;
+    for (int64_t i = 0; i < o; ++i) {
+      const double center = align_corners ? scale * static_cast<double>(i) + 0.5
+                                          : scale * (static_cast<double>(i) + 0.5);
+      const auto lo = std::max<int64_t>(static_cast<int64_t>(center - 1 + 0.5), 0);
+      const auto hi = std::min<int64_t>(static_cast<int64_t>(center + 1 + 0.5), in);
+      std::vector<double> w;
+      double total = 0;
+      for (int64_t j = lo; j < hi; ++j)
+        total += w.emplace_back(std::max(0.0, 1 - std::abs(static_cast<double>(j) - center + 0.5)));
+      for (double& v : w) w_max = std::max(w_max, v /= total);
+      taps[static_cast<size_t>(i)] = {lo, std::move(w)};
+    }
+    int precision = 0;
+    for (; precision < 22; ++precision)
+      if (static_cast<int64_t>(0.5 + w_max * static_cast<double>(int64_t{1} << (precision + 1))) >=
+          (int64_t{1} << 15))
+        break;
+    std::vector<int32_t> wi(static_cast<size_t>(o * in), 0);
+    for (int64_t i = 0; i < o; ++i) {
+      const auto& [lo, w] = taps[static_cast<size_t>(i)];
+      for (size_t t = 0; t < w.size(); ++t)
+        wi[static_cast<size_t>(i * in + lo) + t] =
+            static_cast<int32_t>(0.5 + w[t] * static_cast<double>(int64_t{1} << precision));
+    }
+    const Tensor weights = Tensor::from_vector(wi, Shape{o, in}, r.device());
+    const Tensor acc = contract_axis(r.cast(dtypes::int32), axis,
+                                     Tensor::ones({1, 1}, dtypes::bool_, r.device()), weights);
+    r = acc.add(int64_t{1} << (precision - 1))
+            .rshift(acc.scalar_like(int64_t{precision}))
+            .maximum(0)
+            .minimum(255)
+            .cast(dtypes::uint8);
+  }
+  return r;
+}
+
+} // namespace
+
 Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<double> scale_factor,
                            const std::string& mode, std::optional<bool> align_corners) const {
   const std::string op = "interpolate";
@@ -1032,6 +1089,7 @@ Tensor Tensor::interpolate(std::optional<IntOrTuple> out_size, std::vector<doubl
   }
   if (area) return adaptive_avg_pool_nd(*this, out, nsp, op).cast(least_upper_float(dtype()));
   const bool ac = align_corners.value_or(false);
+  if (linear && dtype() == dtypes::uint8) return interpolate_linear_uint8(*this, out, scales, ac);
   const DType f = least_upper_float(dtype());
   Tensor r = linear || cubic ? cast(f) : *this;
   for (size_t j = 0; j < nsp; ++j) {

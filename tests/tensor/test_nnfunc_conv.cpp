@@ -675,6 +675,29 @@ TEST_SUITE("tensor.nnfunc") {
                 "linear", f);
   }
 
+  TEST_CASE("interpolate of uint8 images: PyTorch's integer bilinear, byte for byte") {
+    // Its uint8 kernel: one pass per axis (the last first) with integer weights, each pass
+    // rounding to uint8. Expected bytes from torch 2.9.1's F.interpolate(..., mode="bilinear");
+    // large neighbour differences (0 next to 255) included.
+    const std::vector<uint8_t> px{0,   255, 17,  200, 3,   90, 4,  250, 31, 128,
+                                  255, 0,   255, 0,   255, 7,  77, 177, 1,  99};
+    Tensor x = Tensor::from_vector(px, Shape{1, 1, 4, 5});
+    auto bytes = [](const Tensor& t) {
+      std::vector<int> v;
+      for (uint8_t b : t.to_vector<uint8_t>()) v.push_back(b);
+      return v;
+    };
+    Tensor down = x.interpolate(Tensor::IntOrTuple{3, 7}, {}, "bilinear");
+    CHECK(down.dtype() == dtypes::uint8);
+    CHECK(bytes(down) == std::vector<int>{15, 129, 168, 56, 139, 109, 24,  173, 75, 74, 253,
+                                          84, 91,  192, 48, 57,  101, 190, 55,  54, 125});
+    CHECK(bytes(x.interpolate(Tensor::IntOrTuple{6, 2}, {}, "bilinear")) ==
+          std::vector<int>{191, 151, 109, 103, 32, 57, 58, 62, 62, 45, 60, 26});
+    CHECK(bytes(x.interpolate(Tensor::IntOrTuple{3, 7}, {}, "bilinear", true)) ==
+          std::vector<int>{0,  170, 176, 17, 139, 134, 3,   173, 59, 86, 253,
+                           95, 74,  192, 7,  54,  110, 177, 60,  34, 99});
+  }
+
   TEST_CASE("pooling a permuted (non-contiguous) input; zero-size batches") {
     const DType f = dtypes::float32;
     Arr xs = random_arr({2, 7, 6, 3}, -2, 2, f, 91);
