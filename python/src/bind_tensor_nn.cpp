@@ -190,6 +190,23 @@ void bind_tensor_nn(TensorClass& t) {
         return self.adaptive_avg_pool2d(per_dim(output_size, 2));
       },
       py::arg("output_size"));
+  // PyTorch's adaptive max pooling (tinygrad has none), with its return_indices.
+  t.def(
+      "adaptive_max_pool2d",
+      [](const Tensor& self, py::handle output_size, bool return_indices) -> py::object {
+        if (!return_indices) return py::cast(self.adaptive_max_pool2d(per_dim(output_size, 2)));
+        auto [v, i] = self.adaptive_max_pool2d_with_indices(per_dim(output_size, 2));
+        return py::make_tuple(v, i);
+      },
+      py::arg("output_size"), py::arg("return_indices") = false);
+  t.def(
+      "adaptive_max_pool1d",
+      [](const Tensor& self, py::handle output_size, bool return_indices) -> py::object {
+        if (!return_indices) return py::cast(self.adaptive_max_pool1d(per_dim(output_size, 1)));
+        auto [v, i] = self.adaptive_max_pool1d_with_indices(per_dim(output_size, 1));
+        return py::make_tuple(v, i);
+      },
+      py::arg("output_size"), py::arg("return_indices") = false);
   t.def(
       "adaptive_avg_pool1d",
       [](const Tensor& self, py::handle output_size) {

@@ -39,6 +39,12 @@ def test_pools(rng):
   assert v.shape == i.shape == (1, 1, 2, 2)
   assert Tensor(x).interpolate((8, 8)).shape == (1, 1, 8, 8)
   assert Tensor(x).interpolate((2, 2), mode="nearest").shape == (1, 1, 2, 2)
+  # adaptive max pooling to 2x2 of a 4x4 image: the 2x2 blocks' maxima, flat indices into 4x4.
+  amp, ai = Tensor(x).adaptive_max_pool2d(2, return_indices=True)
+  np.testing.assert_allclose(amp.numpy(), mp)
+  assert (x.reshape(16)[ai.numpy().reshape(4)] == mp.reshape(4)).all()
+  np.testing.assert_allclose(Tensor(x[0]).adaptive_max_pool1d(2).numpy(),
+                             x[0].reshape(1, 4, 2, 2).max(axis=3))
 
 
 def test_norm_layers(rng):
