@@ -62,8 +62,11 @@ int64_t lanes(const UOpPtr& k, std::initializer_list<AxisType> types) {
   return n;
 }
 
-// The kernel after each next action that applies, within the lane and work-group bounds.
-std::vector<std::pair<Opt, UOpPtr>> next_kernels(const UOpPtr& k, const RendererCaps& caps) {
+// The kernel after each next action that applies, within the lane and work-group bounds
+// (max_lanes: BEAM_UPCAST_MAX, or more when the heuristic's own tile is larger).
+std::vector<std::pair<Opt, UOpPtr>> next_kernels(const UOpPtr& k, const RendererCaps& caps,
+                                                 int64_t max_lanes = 0) {
+  if (max_lanes <= 0) max_lanes = knobs::BEAM_UPCAST_MAX;
   std::vector<std::pair<Opt, UOpPtr>> out;
   std::unordered_set<const UOp*> seen;
   for (Opt a : all_actions()) {
@@ -79,7 +82,7 @@ std::vector<std::pair<Opt, UOpPtr>> next_kernels(const UOpPtr& k, const Renderer
     } catch (const OptError&) {
       continue;
     }
-    if (lanes(k2, {AxisType::Upcast, AxisType::Unroll}) > knobs::BEAM_UPCAST_MAX) continue;
+    if (lanes(k2, {AxisType::Upcast, AxisType::Unroll}) > max_lanes) continue;
     if (lanes(k2, {AxisType::Local, AxisType::GroupReduce}) > knobs::BEAM_LOCAL_MAX) continue;
     if (!seen.insert(k2.get()).second) continue; // the same kernel another way (amount 0 = N)
     out.emplace_back(a, std::move(k2));
@@ -291,18 +294,29 @@ BeamResult beam_search(const UOpPtr& ast, const BeamTarget& target, int64_t widt
   const std::string name = kernel_name(root);
   const RendererCaps& caps = s.caps();
 
-  // Seeds: the heuristic's choice and the plain kernel, so the search ends no slower than the
-  // heuristic (timed first: the plain kernel may be slow enough to time out).
+  // Seeds: the heuristic's choice, each shorter prefix of its Opts, and the plain kernel, so the
+  // search ends no slower than the heuristic and also grows from its partial tiles (timed
+  // first: the plain kernel may be slow enough to time out, as a 1024 matmul's is, and the
+  // heuristic's full tile may leave no action within the lane bound). Candidates may have as
+  // many lanes as the heuristic's tile (a CPU matmul's 8 x 32 x 4 = 1024) or BEAM_UPCAST_MAX.
   std::unordered_set<const UOp*> seen{root.get()};
   std::vector<UOpPtr> keep{root};
   std::vector<Compiled> seeds;
+  int64_t max_lanes = knobs::BEAM_UPCAST_MAX;
   try {
-    std::vector<Opt> h = hand_coded_optimizations(root, caps);
-    UOpPtr hk = apply_all(root, h, caps);
-    if (seen.insert(hk.get()).second) {
-      keep.push_back(hk);
-      seeds.push_back({std::move(h), hk});
+    const std::vector<Opt> h = hand_coded_optimizations(root, caps);
+    UOpPtr hk = root;
+    std::vector<Compiled> prefixes;
+    for (size_t i = 0; i < h.size(); ++i) {
+      hk = apply_opt(hk, h[i], caps);
+      if (seen.insert(hk.get()).second) {
+        keep.push_back(hk);
+        prefixes.push_back({std::vector<Opt>(h.begin(), h.begin() + static_cast<long>(i + 1)), hk});
+      }
     }
+    max_lanes = std::max(max_lanes, lanes(hk, {AxisType::Upcast, AxisType::Unroll}));
+    seeds.insert(seeds.end(), std::make_move_iterator(prefixes.rbegin()),
+                 std::make_move_iterator(prefixes.rend()));
   } catch (const OptError&) {
     // The heuristic's Opts do not apply to this kernel here: search from the plain one.
   }
@@ -332,7 +346,7 @@ BeamResult beam_search(const UOpPtr& ast, const BeamTarget& target, int64_t widt
     ++s.result.rounds;
     std::vector<Compiled> cands;
     for (size_t b = 0; b < beam.size(); ++b)
-      for (auto& [opt, k] : next_kernels(beam_k[b], caps)) {
+      for (auto& [opt, k] : next_kernels(beam_k[b], caps, max_lanes)) {
         if (!seen.insert(k.get()).second) continue;
         keep.push_back(k);
         std::vector<Opt> opts = beam[b].opts;
