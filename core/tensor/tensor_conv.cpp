@@ -231,6 +231,19 @@ Tensor weight_gradient_by_batch(const Tensor& x, const Tensor& g, const Ints& k,
   return dw;
 }
 
+// The windows (N, Cin, *o, *k) of xp (N, Cin, *i) stored channels-last, (N, *i, Cin), and seen
+// in its own order again: one window tap's input channels are then contiguous, the reduce the
+// CPU a @ b tile reads along (weight_gradient, conv_channels_last).
+Tensor channels_last_windows(const Tensor& xp, const Ints& k, const Ints& stride,
+                             const Ints& dilation, const std::string& op) {
+  const size_t nsp = k.size();
+  const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
+  Shape last{0}, back{0, sp(nsp + 1)};
+  for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
+  last.push_back(1);
+  return pool_view(xp.permute(last).contiguous().permute(back), k, stride, dilation, op);
+}
+
 // The weight gradient of a convolution as a matrix product over the pixels p = (n, *o):
 //   dw[g, ci, *k, co] = sum_p x(n, g, ci, o * s + k * d) * dy(n, g, co, o)
 // with both operands stored channels-last, so that it is an a @ b for the CPU matmul tile: the
@@ -260,13 +273,8 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
       break;
     }
   const int64_t chunks = n / per_chunk;
-  // x padded, stored channels-last, seen as (N, Cin, *i) again for the window view.
-  const Tensor xp = pad_spatial(x, pads);
-  Shape last{0}, back{0, sp(nsp + 1)};
-  for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
-  last.push_back(1);
-  const Tensor windows = pool_view(xp.permute(last).contiguous().permute(back), k, stride, dilation,
-                                   "conv backward (weight)"); // (N, Cin, *o, *k)
+  const Tensor windows = channels_last_windows(pad_spatial(x, pads), k, stride, dilation,
+                                               "conv backward (weight)"); // (N, Cin, *o, *k)
   // (C, N/C, G, Cin/G, *o, *k) -> (C, N/C, *o, G, Cin/G, *k, 1)
   Shape xs{chunks, per_chunk, groups, cig}, xorder{0, 1};
   for (size_t j = 0; j < nsp; ++j) xs.push_back(windows.size(sp(2 + j)));
@@ -383,11 +391,7 @@ Tensor conv_channels_last(const Tensor& xp, const Tensor& w, const Ints& k, cons
   const size_t nsp = k.size();
   const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
   const int64_t cin = w.size(1), cout = w.size(0);
-  Shape last{0}, back{0, sp(nsp + 1)};
-  for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
-  last.push_back(1);
-  const Tensor windows =
-      pool_view(xp.permute(last).contiguous().permute(back), k, stride, dilation, op);
+  const Tensor windows = channels_last_windows(xp, k, stride, dilation, op);
   // (N, Cin, *o, *k) -> (N, *o, *k, Cin, 1)
   Shape xorder{0};
   for (size_t j = 0; j < 2 * nsp; ++j) xorder.push_back(sp(2 + j));

@@ -1,6 +1,8 @@
 // The functional nn ops as Tensor methods with tinygrad's names and arguments: conv2d and the
 // pools take any number of spatial dimensions (dispatching to the core's 1-D/2-D/3-D forms),
 // linear's weight is (in, out) as tinygrad's, and the losses take tinygrad's keywords.
+#include <tuple>
+
 #include "bindings.hpp"
 
 namespace tgpy {
@@ -191,22 +193,19 @@ void bind_tensor_nn(TensorClass& t) {
       },
       py::arg("output_size"));
   // PyTorch's adaptive max pooling (tinygrad has none), with its return_indices.
-  t.def(
-      "adaptive_max_pool2d",
-      [](const Tensor& self, py::handle output_size, bool return_indices) -> py::object {
-        if (!return_indices) return py::cast(self.adaptive_max_pool2d(per_dim(output_size, 2)));
-        auto [v, i] = self.adaptive_max_pool2d_with_indices(per_dim(output_size, 2));
-        return py::make_tuple(v, i);
-      },
-      py::arg("output_size"), py::arg("return_indices") = false);
-  t.def(
-      "adaptive_max_pool1d",
-      [](const Tensor& self, py::handle output_size, bool return_indices) -> py::object {
-        if (!return_indices) return py::cast(self.adaptive_max_pool1d(per_dim(output_size, 1)));
-        auto [v, i] = self.adaptive_max_pool1d_with_indices(per_dim(output_size, 1));
-        return py::make_tuple(v, i);
-      },
-      py::arg("output_size"), py::arg("return_indices") = false);
+  using AdaptiveMax = std::pair<Tensor, Tensor> (Tensor::*)(Tensor::IntOrTuple) const;
+  for (auto [name, n, pool] :
+       {std::tuple<const char*, size_t, AdaptiveMax>{"adaptive_max_pool1d", 1,
+                                                     &Tensor::adaptive_max_pool1d_with_indices},
+        std::tuple<const char*, size_t, AdaptiveMax>{"adaptive_max_pool2d", 2,
+                                                     &Tensor::adaptive_max_pool2d_with_indices}})
+    t.def(
+        name,
+        [n, pool](const Tensor& self, py::handle output_size, bool return_indices) -> py::object {
+          auto [v, i] = (self.*pool)(per_dim(output_size, n));
+          return return_indices ? py::object(py::make_tuple(v, i)) : py::cast(v);
+        },
+        py::arg("output_size"), py::arg("return_indices") = false);
   t.def(
       "adaptive_avg_pool1d",
       [](const Tensor& self, py::handle output_size) {
