@@ -30,7 +30,9 @@ using Fmt = CStyleRenderer::OpFormat;
 
 Fmt infix(const char* op) {
   return [op](const Args& a, DType) -> std::optional<std::string> {
-    return "(" + a[0] + op + a[1] + ")";
+    // `x - -2.0f`: without the space, `x--2.0f` would read as a decrement.
+    const bool space = op[0] == '-' && op[1] == 0 && !a[1].empty() && a[1][0] == '-';
+    return "(" + a[0] + op + (space ? " " : "") + a[1] + ")";
   };
 }
 
@@ -72,7 +74,8 @@ std::array<Fmt, kNumOps> default_op_table() {
            ")||(" + y + "!=" + y + ")||(" + x + "==0))?(" + x + "+" + y + "):" + x + ")))";
   });
   set(NEG, [](const Args& a, DType dt) -> std::optional<std::string> {
-    return dt.is_bool() ? "(!" + a[0] + ")" : "(-" + a[0] + ")";
+    if (dt.is_bool()) return "(!" + a[0] + ")";
+    return "(-" + std::string(!a[0].empty() && a[0][0] == '-' ? " " : "") + a[0] + ")";
   });
   set(RECIPROCAL, [](const Args& a, DType dt) -> std::optional<std::string> {
     if (!dt.is_float()) return std::nullopt;
