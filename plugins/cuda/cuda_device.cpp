@@ -221,6 +221,7 @@ void CudaQueue::hold(std::shared_ptr<void> what) {
 }
 
 uint64_t CudaQueue::record(bool timed) {
+  gpu_.make_current(); // the caller's thread may have no context current
   auto& pool = timed ? free_timed_events_ : free_events_;
   CUevent e = nullptr;
   if (!pool.empty()) {
@@ -230,7 +231,6 @@ uint64_t CudaQueue::record(bool timed) {
     check(driver().cuEventCreate(&e, timed ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
           "cuEventCreate");
   }
-  gpu_.make_current();
   check(driver().cuEventRecord(e, stream_), "cuEventRecord");
   Point p{++next_, e, timed, std::move(unsignalled_)};
   unsignalled_.clear();
@@ -271,10 +271,10 @@ void CudaQueue::wait(uint64_t value) {
   if (value > next_)
     throw Error("CUDA queue: wait for timeline value " + std::to_string(value) +
                 ", which was never signalled (the last is " + std::to_string(next_) + ")");
+  gpu_.make_current();
   // Points completed() saw reached are retired here too (their timestamps read).
   for (const Point& p : pending_)
     if (p.value >= value && value > completed_) {
-      gpu_.make_current();
       const CUresult r = driver().cuEventSynchronize(p.event);
       if (r != CUDA_SUCCESS)
         throw Error("CUDA: a kernel or copy queued on " + gpu_.name + " failed: " + error_name(r) +
@@ -287,6 +287,7 @@ void CudaQueue::wait(uint64_t value) {
 uint64_t CudaQueue::completed() const {
   std::lock_guard lock(mu_);
   // Points reached are reported here and retired by the next wait.
+  if (!pending_.empty()) gpu_.make_current();
   for (const Point& p : pending_) {
     if (driver().cuEventQuery(p.event) != CUDA_SUCCESS) break;
     completed_ = std::max(completed_, p.value);
