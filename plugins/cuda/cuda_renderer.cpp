@@ -2,8 +2,10 @@
 #include "cuda_renderer.hpp"
 
 #include <functional>
+#include <unordered_map>
 
 #include "tg/ir/pattern_matcher.hpp"
+#include "tg/knobs.hpp"
 #include "tg/plugin/split_vectors.hpp"
 
 namespace tg::cuda {
@@ -23,6 +25,17 @@ const char* kIpowHelpers =
     "  for (; b; b >>= 1, a *= a) if (b & 1) r *= a;\n"
     "  return r;\n"
     "}";
+
+// float32 to float16/bfloat16 rounding to nearest even; a NaN keeps its sign (cvt makes every
+// NaN the positive canonical one; the CPU and copysign's sign bits keep it).
+const char* kFloatToHalf =
+    "__device__ __forceinline__ half tg_f2h(float x) {\n"
+    "  return x != x ? __ushort_as_half((unsigned short)(0x7e00u | ((__float_as_uint(x) >> 16) & "
+    "0x8000u))) : __float2half_rn(x);\n}";
+const char* kFloatToBfloat =
+    "__device__ __forceinline__ __nv_bfloat16 tg_f2bf(float x) {\n"
+    "  return x != x ? __ushort_as_bfloat16((unsigned short)((__float_as_uint(x) >> 16) | 0x40u)) "
+    ": __float2bfloat16_rn(x);\n}";
 
 // Bit casts through memcpy (no aliasing questions; NVRTC folds it to a register move).
 const char* kBitcastHelper = "template <class T, class F> __device__ __forceinline__ T "
@@ -161,6 +174,42 @@ std::string guarded(const std::string& macro, const std::string& text) {
   return "#ifndef " + macro + "\n#define " + macro + "\n" + text + "\n#endif\n";
 }
 
+// The kernel with its index arithmetic in 32 bits where every index value fits (tinygrad's
+// lowering of the index dtype): a GPU adds and multiplies 64-bit integers in two or more
+// instructions, and addresses take most of a matmul's integer work. Each node's bounds (its
+// interval analysis) must lie in int32, so no intermediate can overflow; a kernel with any
+// index outside (a huge buffer, an index read from memory) keeps 64 bits throughout.
+std::vector<UOpPtr> narrow_index_math(std::span<const UOpPtr> uops) {
+  const auto is_index = [](const UOp& u) {
+    return !u.dtype.is_ptr && u.dtype.scalar_type == ScalarType::Index;
+  };
+  for (const UOpPtr& u : uops)
+    if (is_index(*u) && (u->ivmin() < INT32_MIN || u->ivmax() > INT32_MAX))
+      return {uops.begin(), uops.end()};
+  std::unordered_map<const UOp*, UOpPtr> narrowed;
+  std::function<UOpPtr(const UOpPtr&)> narrow = [&](const UOpPtr& u) -> UOpPtr {
+    if (auto it = narrowed.find(u.get()); it != narrowed.end()) return it->second;
+    std::vector<UOpPtr> src;
+    src.reserve(u->src.size());
+    bool same = true;
+    for (const UOpPtr& s : u->src) {
+      src.push_back(narrow(s));
+      same = same && src.back().get() == s.get();
+    }
+    UOpPtr out = u;
+    if (is_index(*u))
+      out = UOp::make(u->op, dtypes::int32.vec(u->dtype.count), std::move(src), u->arg);
+    else if (!same)
+      out = u->replace_src(std::move(src));
+    narrowed.emplace(u.get(), out);
+    return out;
+  };
+  std::vector<UOpPtr> out;
+  out.reserve(uops.size());
+  for (const UOpPtr& u : uops) out.push_back(narrow(u));
+  return out;
+}
+
 } // namespace
 
 CudaRenderer::CudaRenderer(RendererCaps caps) : caps_(std::move(caps)) {
@@ -175,6 +224,10 @@ std::string CudaRenderer::render(const std::string& kernel_name, std::span<const
     if (u->op == Ops::SPECIAL && std::get<std::string>(u->arg).rfind("lidx", 0) == 0 &&
         u->src.size() == 1 && u->src[0]->is_const())
       threads_per_block_ *= as_int(u->src[0]->const_value());
+  if (!knobs::CUDA_INDEX64.get()) {
+    const std::vector<UOpPtr> narrowed = narrow_index_math(uops);
+    return CStyleRenderer::render(kernel_name, narrowed);
+  }
   return CStyleRenderer::render(kernel_name, uops);
 }
 
@@ -233,8 +286,8 @@ std::string CudaRenderer::render_kernel(const std::string& name, const CStyleCon
       half |= is_half(b->dtype.base());
       bf16 |= is_bf16(b->dtype.base());
     }
-  half |= uses("half") || uses("__float2half") || uses("__double2half");
-  bf16 |= uses("__nv_bfloat16") || uses("bfloat16");
+  half |= uses("half") || uses("tg_f2h(") || uses("__double2half");
+  bf16 |= uses("__nv_bfloat16") || uses("bfloat16") || uses("tg_f2bf(");
   std::string out;
   if (half) out += "#include <cuda_fp16.h>\n";
   if (bf16) out += "#include <cuda_bf16.h>\n";
@@ -249,6 +302,8 @@ std::string CudaRenderer::render_kernel(const std::string& name, const CStyleCon
                                                  " v[" + std::to_string(v.count) + "]; };");
   }
   if (uses("tg_bitcast<")) out += guarded("TG_BITCAST", kBitcastHelper);
+  if (uses("tg_f2h(")) out += guarded("TG_F2H", kFloatToHalf);
+  if (uses("tg_f2bf(")) out += guarded("TG_F2BF", kFloatToBfloat);
   for (const auto& h : ctx.preamble)
     out += guarded("TG_HELPER_" + std::to_string(std::hash<std::string>{}(h)), h);
   std::string params;
@@ -283,12 +338,13 @@ std::string CudaRenderer::render_cast(DType to, DType from, const std::string& x
     if (is_bf16(from)) return "__bfloat162float(" + v + ")";
     return "(float)(" + v + ")";
   };
+  // tg_f2h/tg_f2bf keep a NaN's sign, which the conversion instructions drop.
   if (is_half(to)) {
-    if (exact_in_float) return "__float2half_rn(" + as_float(x) + ")";
+    if (exact_in_float) return "tg_f2h(" + as_float(x) + ")";
     return "__double2half((double)(" + x + "))";
   }
   if (is_bf16(to)) {
-    if (exact_in_float) return "__float2bfloat16_rn(" + as_float(x) + ")";
+    if (exact_in_float) return "tg_f2bf(" + as_float(x) + ")";
     return "__double2bfloat16((double)(" + x + "))";
   }
   if (is_narrow_float(from)) return "((" + type_name(to) + ")" + as_float(x) + ")";
@@ -308,6 +364,12 @@ std::optional<std::string> CudaRenderer::code_for_op(CStyleContext& ctx, Ops op,
   // comparing float16 are exact.
   if (is_bf16(dt) && op != Ops::WHERE) return std::nullopt;
   if (is_half(dt) && op != Ops::WHERE && !GroupOp::Comparison.contains(op)) return std::nullopt;
+  // -x as a flip of the sign bit: the GPU's negation (an add of -0) makes a NaN the positive
+  // canonical one, where the CPU and copysign keep its sign.
+  if (op == Ops::NEG && dt.scalar_type == ScalarType::Float32)
+    return "__int_as_float(__float_as_int(" + a[0] + ")^(-2147483647-1))";
+  if (op == Ops::NEG && dt.scalar_type == ScalarType::Float64)
+    return "__longlong_as_double(__double_as_longlong(" + a[0] + ")^(-9223372036854775807ll-1))";
   if (op == Ops::POW && dt.is_int()) {
     ctx.need(kIpowHelpers);
     if (dt.is_unsigned()) return "((" + type_name(dt) + ")tg_ipow_u(" + a[0] + ", " + a[1] + "))";

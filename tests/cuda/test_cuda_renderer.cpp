@@ -109,6 +109,22 @@ TEST_SUITE("cuda.renderer") {
     CHECK(contains(b, "__bfloat162float("));
   }
 
+  TEST_CASE("a negative constant after a minus and float16 NaNs with their sign compile") {
+    TG_REQUIRE_CUDA_TOOLKIT();
+    CudaCompiler c(parse_arch("sm_90"));
+    // Bicubic weights subtract negative constants: `x - -2.0f`, never the decrement `x--2.0f`.
+    const std::string cubic = cuda_source(
+        Tensor::rand({1, 1, 3, 4}).interpolate(Tensor::IntOrTuple{5, 3}, {}, "bicubic"));
+    CHECK_FALSE(contains(cubic, "--0x"));
+    CHECK_FALSE(c.compile(cubic).empty());
+    const std::string h = cuda_source((Tensor::randn({64}).neg()).cast(dtypes::float16));
+    CHECK(contains(h, "tg_f2h("));
+    CHECK_FALSE(c.compile(h).empty());
+    const std::string b = cuda_source((Tensor::randn({64}).neg()).cast(dtypes::bfloat16));
+    CHECK(contains(b, "tg_f2bf("));
+    CHECK_FALSE(c.compile(b).empty());
+  }
+
   TEST_CASE("a matmul loads vectors as aligned structs") {
     const std::string src =
         cuda_source(Tensor::randn({128, 128}).matmul(Tensor::randn({128, 128})));

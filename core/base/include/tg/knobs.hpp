@@ -111,6 +111,8 @@ private:
   STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
       "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
   INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL/LOCAL/GROUP)")    \
+  INT(CUDA_INDEX64, 0, 0, 1, "0 or 1",                                                             \
+      "1: CUDA kernels keep 64-bit index arithmetic even where every index fits in 32 bits")     \
   INT(TC, 1, 0, 2, "0..2",                                                                         \
       "tensor cores in the heuristic (tinygrad's USE_TC): 0 off, 1 WMMA, 2 the tensor-core shape without WMMA") \
   INT(TC_OPT, 0, 0, 2, "0..2",                                                                     \
