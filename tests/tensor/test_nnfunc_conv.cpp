@@ -362,7 +362,7 @@ TEST_SUITE("tensor.nnfunc") {
       Tensor y = tx.conv2d(tw, t_of(b), c.stride, c.pad);
       check_close(y, conv_ref(x, w, &b, {c.stride, c.stride}, pads, {1, 1}, 1), tol_for(f, 8),
                   c.name, f);
-      Tensor dy = Tensor::rand(y.shape(), dtypes::float32, "CPU").realize();
+      Tensor dy = Tensor::rand(y.shape(), dtypes::float32, y.device()).realize();
       (y * dy).sum().backward();
       Tensor x64 = t_of(x).cast(dtypes::float64).requires_grad_(true),
              w64 = t_of(w).cast(dtypes::float64).requires_grad_(true);
