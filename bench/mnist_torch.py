@@ -5,6 +5,7 @@ examples/beautiful_mnist.py), Adam lr 1e-3, batch 512, random digits of MNIST's 
 steps and prints ms/step and images/s in tinyrun's format.
 
 usage: /usr/bin/python3 bench/mnist_torch.py [--steps 10] [--batch 512] [--threads NPROC]
+                                             [--device cpu|cuda]
 """
 
 from torch_common import bench_args, require_torch, time_steps, timed
@@ -31,10 +32,10 @@ class Model(nn.Module):
 
 def main():
     a = bench_args("mnist_torch.py", steps=10, batch=512)
-    model = Model().train()
+    model = Model().to(a.device).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    images = torch.randint(0, 256, (4096, 1, 28, 28)).float()
-    labels = torch.randint(0, 10, (4096,))
+    images = torch.randint(0, 256, (4096, 1, 28, 28)).float().to(a.device)
+    labels = torch.randint(0, 10, (4096,)).to(a.device)
 
     def train(x, y):
         opt.zero_grad()
@@ -44,13 +45,13 @@ def main():
         loss.item()
 
     def step():
-        idx = torch.randint(0, images.shape[0], (a.batch,))
+        idx = torch.randint(0, images.shape[0], (a.batch,), device=a.device)
         x, y = images[idx], labels[idx]
         return timed(lambda: train(x, y))()
 
     ms = time_steps(step, 3, a.steps)
     print(f"PyTorch {torch.__version__} beautiful_mnist training step, batch {a.batch}, "
-          f"{a.steps} steps after 3 warm-up, {torch.get_num_threads()} threads")
+          f"{a.steps} steps after 3 warm-up, {torch.get_num_threads()} threads, device {a.device}")
     print(f"ms/step: {ms:.1f}")
     print(f"images/s: {a.batch * 1000 / ms:.1f}")
 

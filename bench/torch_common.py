@@ -19,7 +19,8 @@ def require_torch(script):
 
 
 def bench_args(script, steps, batch, extra=None):
-    """--steps, --batch, --threads (default: the cores), --seed, plus what `extra(ap)` adds;
+    """--steps, --batch, --threads (default: the cores), --seed, --device (cpu), plus what
+    `extra(ap)` adds;
     exits when a count is below 1. Sets torch's threads and seed."""
     import torch
     ap = argparse.ArgumentParser()
@@ -27,6 +28,7 @@ def bench_args(script, steps, batch, extra=None):
     ap.add_argument("--batch", type=int, default=batch)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="torch's device: cpu, cuda")
     if extra:
         extra(ap)
     a = ap.parse_args()
