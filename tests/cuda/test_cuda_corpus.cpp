@@ -225,6 +225,27 @@ std::vector<RecordedKernel> tensor_program_kernels() {
   add(wt.grad());
   Tensor q = input({2, 4, 16, 32});
   add(q.scaled_dot_product_attention(q, q));
+  // Resampling, special functions and data-dependent stores: the kernels with the most
+  // constants (negative ones too), selects and index arithmetic.
+  Tensor im = input({1, 2, 7, 9});
+  for (const char* mode : {"nearest", "bilinear", "bicubic", "area"})
+    add(im.interpolate(Tensor::IntOrTuple{5, 13}, {}, mode));
+  add(im.interpolate(Tensor::IntOrTuple{5, 13}, {}, "bicubic", true));
+  add(im.cast(dtypes::uint8).interpolate(Tensor::IntOrTuple{11, 4}, {}, "bilinear"));
+  for (DType dt : {dtypes::float32, dtypes::float16, dtypes::bfloat16}) {
+    Tensor a = input({257}, dt), b = input({257}, dt);
+    add(a.copysign(b));
+    add(a.neg());
+    add(a.nan_to_num());
+  }
+  Tensor v = input({300});
+  add(v.erf());
+  add(v.erfinv());
+  add(v.lgamma());
+  add(v.atan2(input({300})));
+  add(x.cumprod(1));
+  add(x.topk(5, 1).values);
+  add(x.scatter_add(0, idx.reshape({32, 1}).expand({32, 96}), input({32, 96})));
 
   std::vector<RecordedKernel> kernels;
   std::set<const UOp*> seen;
