@@ -123,6 +123,8 @@ llm=/tmp/tg-llm110m
 step llm_model 60 bash -c "'${TINYRUN}' llm random --dim 768 --layers 12 --heads 12 --ffn 2048 --vocab 32000 ${llm}.F32.gguf > /dev/null && '${TINYRUN}' llm quantize ${llm}.F32.gguf ${llm}.Q8_0.gguf Q8_0 > /dev/null"
 step llm_bench_cuda 60 env DEV=CUDA "${TINYRUN}" llm bench -m "${llm}.F32.gguf" -p 512 -n 128 -r 2
 step llm_bench_cuda_index64 60 env DEV=CUDA CUDA_INDEX64=1 "${TINYRUN}" llm bench -m "${llm}.F32.gguf" -p 512 -n 128 -r 2
+# tinygrad's matvec knobs: a warp per row instead of 8 work items on 4 rows each.
+step llm_bench_cuda_mv32 60 env DEV=CUDA MV_THREADS_PER_ROW=32 MV_ROWS_PER_THREAD=1 "${TINYRUN}" llm bench -m "${llm}.F32.gguf" -p 512 -n 128 -r 2
 step llm_bench_cuda_q8 60 env DEV=CUDA "${TINYRUN}" llm bench -m "${llm}.Q8_0.gguf" -p 512 -n 128 -r 2
 
 # The suites on CUDA (the CPU-only clang runs excluded: no clang-19 on a GPU image).

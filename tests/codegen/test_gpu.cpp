@@ -315,6 +315,11 @@ TEST_SUITE("codegen.gpu") {
     auto j = rng(256, 0), k = rng(512, 1, AxisType::Reduce);
     auto matvec = UOp::sink({st(out, j, reduce(Ops::ADD, ld(v, k) * ld(w, j * 512 + k), {k}))});
     CHECK(str(heuristic(matvec)) == "Opt(GROUP, 0, 8) Opt(LOCAL, 0, 4) Opt(UPCAST, 0, 4)");
+    {
+      // tinygrad's knobs: a warp per row, one row a work item (a factor of 1 is no opt).
+      tg::Context warp_rows{{"MV_THREADS_PER_ROW", 32}, {"MV_ROWS_PER_THREAD", 1}};
+      CHECK(str(heuristic(matvec)) == "Opt(GROUP, 0, 32) Opt(LOCAL, 0, 4)");
+    }
     // NOOPT=1 keeps the plain kernel: no work groups.
     tg::Context plain{{"NOOPT", 1}};
     const LoweredKernel k0 = lower_kernel(row_sums(1, 4096), gpu_caps());

@@ -75,7 +75,8 @@ int axis_of_id(const UOpPtr& k, int64_t id) {
 }
 
 // tinygrad's matvec rule: a sum of x[k] * W[j, k] (x contiguous along the first reduce axis,
-// every axis of x also one of W's) gets GROUP 8 on k, LOCAL 4 and UPCAST 4 on a row axis.
+// every axis of x also one of W's) gets GROUP MV_THREADS_PER_ROW (8) on k, LOCAL MV_BLOCKSIZE
+// (4) and UPCAST MV_ROWS_PER_THREAD (4) on a row axis; a factor of 1 is no opt.
 template <class TryApply>
 bool matvec(const UOpPtr& k, const RendererCaps& caps, const TryApply& try_apply) {
   if (!caps.has_shared) return false;
@@ -99,12 +100,17 @@ bool matvec(const UOpPtr& k, const RendererCaps& caps, const TryApply& try_apply
       if (u->op == Ops::RANGE) inside &= mat->backward_slice().count(u) != 0;
     if (!inside) continue;
     const auto out = opt_axes(k, false);
+    const int threads = static_cast<int>(knobs::MV_THREADS_PER_ROW.get()),
+              block = static_cast<int>(knobs::MV_BLOCKSIZE.get()),
+              rows = static_cast<int>(knobs::MV_ROWS_PER_THREAD.get());
     for (size_t a = 0; a < out.size(); ++a) {
       if (rarg(out[a].get()).type != AxisType::Global) continue;
-      if (const_size(first) % 8 != 0 || const_size(out[a].get()) % 16 != 0) continue;
-      if (!try_apply({OptOp::GROUP, 0, 8})) return false;
+      if (const_size(first) % threads != 0 || const_size(out[a].get()) % (block * rows) != 0)
+        continue;
+      if (threads > 1 && !try_apply({OptOp::GROUP, 0, threads})) return false;
       const int axis = static_cast<int>(a);
-      return try_apply({OptOp::LOCAL, axis, 4}) && try_apply({OptOp::UPCAST, axis, 4});
+      return (block == 1 || try_apply({OptOp::LOCAL, axis, block})) &&
+             (rows == 1 || try_apply({OptOp::UPCAST, axis, rows}));
     }
   }
   return false;

@@ -115,6 +115,12 @@ private:
       "1: CUDA kernels keep 64-bit index arithmetic even where every index fits in 32 bits")     \
   INT(TC, 1, 0, 2, "0..2",                                                                         \
       "tensor cores in the heuristic (tinygrad's USE_TC): 0 off, 1 WMMA, 2 the tensor-core shape without WMMA") \
+  INT(MV_THREADS_PER_ROW, 8, 1, 1024, "a positive integer",                                           \
+      "GPU matrix-vector products: work items that share one row's sum (tinygrad's)")            \
+  INT(MV_ROWS_PER_THREAD, 4, 1, 64, "a positive integer",                                            \
+      "GPU matrix-vector products: rows each work item computes (tinygrad's)")                   \
+  INT(MV_BLOCKSIZE, 4, 1, 1024, "a positive integer",                                            \
+      "GPU matrix-vector products: rows of a work group (tinygrad's)")                           \
   INT(TC_OPT, 0, 0, 2, "0..2",                                                                     \
       "which kernels the heuristic gives tensor cores: 0 one reduce axis, 1 more reduce axes, 2 also shapes padded to the tile") \
   INT(TC_SELECT, -1, -1, 64, "-1..64",                                                             \
