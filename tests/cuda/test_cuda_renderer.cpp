@@ -307,5 +307,16 @@ TEST_SUITE("cuda.renderer") {
                            Error);
     }
     CHECK(pows >= 1);
+    // Negation flips the sign bit (xor), never neg.f32, which drops a NaN's sign on the GPU.
+    int negs = 0;
+    for (const ScheduleItem& item : Tensor::empty({64}).neg().schedule()) {
+      if (item.kind != ScheduleItem::Kind::Kernel) continue;
+      const LoweredKernel k = lower_kernel(item.ast, r.caps());
+      const std::string neg_ptx = c.to_ptx(r.render(k.name, k.uops));
+      CHECK(contains(neg_ptx, "xor.b32"));
+      CHECK_FALSE(contains(neg_ptx, "neg.f32"));
+      ++negs;
+    }
+    CHECK(negs == 1);
   }
 }
