@@ -1,6 +1,8 @@
 // Architectures and the caps that follow from them.
 #include "cuda_arch.hpp"
 
+#include <cstdint>
+
 #include "tg/error.hpp"
 
 namespace tg::cuda {
@@ -57,6 +59,24 @@ RendererCaps caps_for(const Arch& arch) {
   if (arch.major >= 8)
     caps.tensor_cores = {mma_m16n8k16(dtypes::float16), mma_m16n8k16(dtypes::bfloat16)};
   return caps;
+}
+
+const PatternMatcher& sign_flip_negation() {
+  static const PatternMatcher pm({
+      {UPat(Ops::NEG, {}, std::nullopt, "x"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& x = c["x"];
+         const ScalarType s = x->dtype.scalar_type;
+         if (s != ScalarType::Float32 && s != ScalarType::Float64) return nullptr;
+         const bool wide = s == ScalarType::Float64;
+         const DType bits = (wide ? dtypes::int64 : dtypes::int32).vec(x->dtype.count);
+         UOpPtr sign = UOp::const_(bits.scalar(), wide ? INT64_MIN : int64_t{INT32_MIN});
+         if (bits.count > 1)
+           sign = UOp::make(Ops::VECTORIZE, bits, std::vector<UOpPtr>(bits.count, sign));
+         return x->src[0]->bitcast(bits)->alu(Ops::XOR, {sign})->bitcast(x->dtype);
+       }},
+  });
+  return pm;
 }
 
 } // namespace tg::cuda

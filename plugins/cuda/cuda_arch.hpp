@@ -4,6 +4,7 @@
 // cores), so the renderer and the compiler work without a device for compile-only use.
 #include <string>
 
+#include "tg/ir/pattern_matcher.hpp"
 #include "tg/plugin/device.hpp"
 
 namespace tg::cuda {
@@ -23,5 +24,10 @@ Arch parse_arch(const std::string& text);
 // z up to 64), 48 KiB of static shared memory, warps of 32, grids of 2^31-1 x 65535 x 65535,
 // and the mma.sync tensor cores on sm_80 and newer.
 RendererCaps caps_for(const Arch& arch);
+
+// The rule both renderers add (RendererCaps::extra_matcher): a float's negation as a flip of its
+// sign bit. NVIDIA GPUs negate by an add of -0 (neg.f32), which makes a NaN the positive
+// canonical one, where the CPU and copysign keep its sign.
+const PatternMatcher& sign_flip_negation();
 
 } // namespace tg::cuda

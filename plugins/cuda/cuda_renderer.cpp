@@ -191,16 +191,10 @@ std::vector<UOpPtr> narrow_index_math(std::span<const UOpPtr> uops) {
     if (auto it = narrowed.find(u.get()); it != narrowed.end()) return it->second;
     std::vector<UOpPtr> src;
     src.reserve(u->src.size());
-    bool same = true;
-    for (const UOpPtr& s : u->src) {
-      src.push_back(narrow(s));
-      same = same && src.back().get() == s.get();
-    }
-    UOpPtr out = u;
-    if (is_index(*u))
-      out = UOp::make(u->op, dtypes::int32.vec(u->dtype.count), std::move(src), u->arg);
-    else if (!same)
-      out = u->replace_src(std::move(src));
+    for (const UOpPtr& s : u->src) src.push_back(narrow(s));
+    UOpPtr out = is_index(*u)
+                     ? UOp::make(u->op, dtypes::int32.vec(u->dtype.count), std::move(src), u->arg)
+                     : u->replace_src(std::move(src));
     narrowed.emplace(u.get(), out);
     return out;
   };
@@ -213,7 +207,8 @@ std::vector<UOpPtr> narrow_index_math(std::span<const UOpPtr> uops) {
 } // namespace
 
 CudaRenderer::CudaRenderer(RendererCaps caps) : caps_(std::move(caps)) {
-  caps_.extra_matcher = &split_vector_alu();
+  static const PatternMatcher gpu_rules = sign_flip_negation() + split_vector_alu();
+  caps_.extra_matcher = &gpu_rules;
   rules()[static_cast<size_t>(Ops::WMMA)] = render_wmma;
 }
 
@@ -364,12 +359,6 @@ std::optional<std::string> CudaRenderer::code_for_op(CStyleContext& ctx, Ops op,
   // comparing float16 are exact.
   if (is_bf16(dt) && op != Ops::WHERE) return std::nullopt;
   if (is_half(dt) && op != Ops::WHERE && !GroupOp::Comparison.contains(op)) return std::nullopt;
-  // -x as a flip of the sign bit: the GPU's negation (an add of -0) makes a NaN the positive
-  // canonical one, where the CPU and copysign keep its sign.
-  if (op == Ops::NEG && dt.scalar_type == ScalarType::Float32)
-    return "__int_as_float(__float_as_int(" + a[0] + ")^(-2147483647-1))";
-  if (op == Ops::NEG && dt.scalar_type == ScalarType::Float64)
-    return "__longlong_as_double(__double_as_longlong(" + a[0] + ")^(-9223372036854775807ll-1))";
   if (op == Ops::POW && dt.is_int()) {
     ctx.need(kIpowHelpers);
     if (dt.is_unsigned()) return "((" + type_name(dt) + ")tg_ipow_u(" + a[0] + ", " + a[1] + "))";

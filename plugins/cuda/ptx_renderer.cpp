@@ -2,42 +2,16 @@
 #include "ptx_renderer.hpp"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "cuda_renderer.hpp"
 #include "tg/error.hpp"
-#include "tg/ir/pattern_matcher.hpp"
 
 namespace tg::cuda {
-
-namespace {
-
-// -x as a flip of the sign bit: NVPTX lowers LLVM's fneg to neg.f32, which leaves a NaN's sign
-// unspecified (an H200 gives the positive canonical NaN), where the CPU and copysign keep it.
-UOpPtr neg_as_sign_flip(const UOpPtr& x) {
-  const ScalarType s = x->dtype.scalar_type;
-  if (s != ScalarType::Float32 && s != ScalarType::Float64) return nullptr;
-  const bool wide = s == ScalarType::Float64;
-  const DType bits = (wide ? dtypes::int64 : dtypes::int32).vec(x->dtype.count);
-  UOpPtr sign = UOp::const_(bits.scalar(), wide ? INT64_MIN : int64_t{INT32_MIN});
-  if (bits.count > 1) sign = UOp::make(Ops::VECTORIZE, bits, std::vector<UOpPtr>(bits.count, sign));
-  return x->src[0]->bitcast(bits)->alu(Ops::XOR, {sign})->bitcast(x->dtype);
-}
-
-const PatternMatcher& ptx_rules() {
-  static const PatternMatcher pm({
-      {UPat(Ops::NEG, {}, std::nullopt, "x"),
-       [](const Captures& c) { return neg_as_sign_flip(c["x"]); }},
-  });
-  return pm;
-}
-
-} // namespace
 
 RendererCaps ptx_caps_for(const Arch& arch) {
   RendererCaps caps = caps_for(arch);
   caps.has_transcendentals = false;
-  caps.extra_matcher = &ptx_rules();
+  caps.extra_matcher = &sign_flip_negation();
   return caps;
 }
 

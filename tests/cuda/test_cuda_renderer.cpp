@@ -117,6 +117,10 @@ TEST_SUITE("cuda.renderer") {
         Tensor::rand({1, 1, 3, 4}).interpolate(Tensor::IntOrTuple{5, 3}, {}, "bicubic"));
     CHECK_FALSE(contains(cubic, "--0x"));
     CHECK_FALSE(c.compile(cubic).empty());
+    // Negation flips the sign bit (a NaN keeps its sign), also in float16 computed in float.
+    const std::string neg = cuda_source(Tensor::empty({64}).neg());
+    CHECK(contains(neg, "^(-2147483647-1)"));
+    CHECK_FALSE(c.compile(neg).empty());
     const std::string h = cuda_source((Tensor::randn({64}).neg()).cast(dtypes::float16));
     CHECK(contains(h, "tg_f2h("));
     CHECK_FALSE(c.compile(h).empty());
