@@ -3,6 +3,7 @@
 // read their instruction from a spelling table.
 #include "tg/plugin/llvm_ir.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cinttypes>
 #include <cstdio>
@@ -392,6 +393,10 @@ std::string render_load(const LLVMIRRenderer& r, LLVMIRContext& c, const UOp& u)
               "]");
 }
 
+// The metadata node a store's !nontemporal attachment names (LLVM wants !{i32 1}); the only
+// metadata these modules define.
+constexpr const char* kNontemporalNode = "!0";
+
 void render_store(LLVMIRContext& c, const UOp& u) {
   const DType dt = u.src[1]->dtype;
   auto gate = c.gates.find(u.src[0].get());
@@ -404,8 +409,15 @@ void render_store(LLVMIRContext& c, const UOp& u) {
   std::string v = c[u.src[1]];
   if (dt.scalar_type == ScalarType::Bool)
     v = c.op("zext " + ty(dt) + " " + v + " to " + ty(dt, true));
+  // The buffer the store's INDEX addresses, whose size decides the non-temporal hint.
+  const UOp* buf = u.src[0]->op == Ops::INDEX ? u.src[0]->src[0].get() : nullptr;
+  const bool nontemporal =
+      c.nontemporal_bytes > 0 && dt.count >= 4 && buf && buf->op == Ops::PARAM &&
+      buf->dtype.size * static_cast<int64_t>(dt.scalar_itemsize()) >= c.nontemporal_bytes;
+  if (nontemporal) c.declares.insert(std::string(kNontemporalNode) + " = !{i32 1}");
   c.emit("store " + ty(dt, true) + " " + v + ", ptr " + c[u.src[0]] + ", align " +
-         std::to_string(dt.scalar_itemsize()));
+         std::to_string(dt.scalar_itemsize()) +
+         (nontemporal ? ", !nontemporal " + std::string(kNontemporalNode) : ""));
   if (!k.empty()) {
     c.emit("br label %stx" + k);
     c.place("stx" + k);
@@ -599,6 +611,12 @@ std::string LLVMIRRenderer::render(const std::string& kernel_name, std::span<con
   static const std::array<RenderFn, kNumOps> rules = make_rules();
   LLVMIRContext c;
   if (knobs::FP_CONTRACT) c.float_flags = " contract";
+  // Only elementwise kernels, which write their outputs as whole contiguous runs: a kernel with
+  // an accumulator (a register tile, a reduce) writes scattered pieces of lines, for which
+  // write-combining gives nothing.
+  const bool elementwise = std::none_of(uops.begin(), uops.end(),
+                                        [](const UOpPtr& u) { return u->op == Ops::DEFINE_REG; });
+  c.nontemporal_bytes = elementwise ? nontemporal_store_bytes() : 0;
   for (const UOpPtr& u : uops) {
     const RenderFn& rule = rules[static_cast<size_t>(u->op)];
     if (!rule) unsupported(*u);

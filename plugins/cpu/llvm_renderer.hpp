@@ -21,6 +21,7 @@ public:
   void render_barrier(LLVMIRContext& ctx, const UOp& barrier) const override;
   std::string render_local(LLVMIRContext& ctx, const UOp& local) const override;
   std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const override;
+  int64_t nontemporal_store_bytes() const override;
 
 private:
   RendererCaps caps_;

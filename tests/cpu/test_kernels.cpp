@@ -380,4 +380,42 @@ TEST_SUITE("cpu.kernels") {
     }
   }
 
+  TEST_CASE("large elementwise outputs get non-temporal stores (LLVM): at the threshold, aligned "
+            "or not; not below it, nor in a kernel with an accumulator") {
+    const int64_t n = int64_t{1} << 18; // 1 MiB of float32
+    const DType f16 = dtypes::float32.vec(16);
+    // out[16 g + shift ...] = 2 * a[16 g ...]; a shift of 3 makes every vector store unaligned.
+    auto kernel = [&](int64_t shift, bool with_register) {
+      Linear k;
+      auto out = k.add(param(0, dtypes::float32, n + 16));
+      auto a = k.add(param(1, dtypes::float32, n));
+      if (with_register)
+        k.add(UOp::make(Ops::DEFINE_REG, dtypes::float32.ptr(1, AddrSpace::Reg), {}, int64_t{0}));
+      auto g = k.add(special("gidx0", n / 16));
+      auto v = k.add(load(index(a, g * 16), f16));
+      k.add(store(index(out, g * 16 + static_cast<int>(shift)), v + v));
+      return k.list();
+    };
+    auto llvm_ir = [&](int64_t mb, bool with_register) {
+      Context ctx{{"CPU_NT_STORE_MB", mb}};
+      return device().renderer("LLVM").render("nt", kernel(0, with_register));
+    };
+    CHECK(llvm_ir(1, false).find("!nontemporal") != std::string::npos);
+    CHECK(llvm_ir(2, false).find("!nontemporal") == std::string::npos);
+    CHECK(llvm_ir(0, false).find("!nontemporal") == std::string::npos);
+    CHECK(llvm_ir(1, true).find("!nontemporal") == std::string::npos);
+    std::vector<float> av(static_cast<size_t>(n));
+    for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 1000) - 500.0f;
+    Context ctx{{"CPU_NT_STORE_MB", 1}};
+    for (const int64_t shift : {0, 3}) {
+      CAPTURE(shift);
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(static_cast<size_t>(n + 16)),
+                                HostBuf::of(av)};
+      run_kernel(device(), "LLVM", "nt_kernel", kernel(shift, false), bufs, {}, {n / 16, 1, 1});
+      const auto o = bufs[0].as<float>();
+      for (int64_t i = 0; i < n; ++i)
+        REQUIRE(o[static_cast<size_t>(i + shift)] == 2 * av[static_cast<size_t>(i)]);
+    }
+  }
+
 } // TEST_SUITE

@@ -42,6 +42,9 @@ struct LLVMIRContext {
   // Fast-math flags of float fadd/fsub/fmul (" contract" under FP_CONTRACT=1: LLVM may fuse a
   // multiply and an add into one FMA).
   std::string float_flags;
+  // Stores into global buffers of at least this many bytes bypass the caches (!nontemporal);
+  // 0: none. Set per kernel by render() from the target's threshold.
+  int64_t nontemporal_bytes = 0;
 
   std::string tmp() { return "%t" + std::to_string(counter++); }
   int next() { return counter++; }
@@ -76,6 +79,11 @@ public:
   // The whole module: the function around the rendered entry block and body (closing the
   // work-item loops the target opened), then module_tail(ctx) and the target's attributes.
   virtual std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const;
+  // Elementwise kernels (no accumulator) store vectors into buffers of at least this many bytes
+  // with non-temporal stores, which skip each line's read-for-ownership and leave the caches to
+  // the inputs: a stream too large for the cache is written at close to the read bandwidth
+  // instead of two thirds of it. 0 (the base's): never.
+  virtual int64_t nontemporal_store_bytes() const { return 0; }
 
   // ---- for targets ----
   // The LLVM type of a dtype ("float", "<4 x i32>", "ptr"); bool is i8 `in_memory`.
