@@ -35,9 +35,28 @@ if [ -z "$src" ]; then
   fi
 fi
 llama_build=$work/llama.cpp-build
+# llama.cpp's instruction sets: -march=native, except on CPUs that report AMX. There its AMX
+# kernels (built whenever the compiler defines __AMX_INT8__) die with SIGILL at the first
+# tileloadd on the Xeons here, so the same ISA is named without AMX (tinyrun uses no AMX either).
+llama_isa_flags() {
+  local f
+  f=$(grep -m1 '^flags' /proc/cpuinfo || true)
+  if ! grep -qw amx_int8 <<<"$f"; then
+    echo "-DGGML_NATIVE=ON"
+    return
+  fi
+  echo "llm_vs_llamacpp: this CPU reports AMX; building llama.cpp without it (see the comment)" >&2
+  local out="-DGGML_NATIVE=OFF" flag opt
+  for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI avx512f:AVX512 \
+    avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16; do
+    flag=${pair%%:*} opt=${pair#*:}
+    if grep -qw "$flag" <<<"$f"; then out+=" -DGGML_$opt=ON"; else out+=" -DGGML_$opt=OFF"; fi
+  done
+  echo "$out"
+}
 if [ ! -x "$llama_build/bin/llama-bench" ]; then
   echo "llm_vs_llamacpp: building llama-bench (CPU only) in $llama_build" >&2
-  cmake -S "$src" -B "$llama_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+  cmake -S "$src" -B "$llama_build" -G Ninja -DCMAKE_BUILD_TYPE=Release $(llama_isa_flags) \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=OFF > "$work/llama-configure.log"
   cmake --build "$llama_build" --target llama-bench -j "$(nproc)" > "$work/llama-build.log"

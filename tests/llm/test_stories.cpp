@@ -1,8 +1,8 @@
 // stories260K (a trained llama of the data folder): greedy decoding from BOS reproduces the
 // reference's 256 tokens exactly and its step-0 logits within 1e-4, from the GGUF file and from
 // the Hugging Face folder (safetensors, rotate_half Q/K, NeoX RoPE); the same model quantized by
-// our quantizer to Q8_0 and Q4_0 stays close to the F32 logits; one jitted decode graph serves
-// every position.
+// our quantizer to Q8_0 and Q4_0 stays close to the F32 logits, whether a prompt's weights are
+// converted once per chunk or inside its matmuls; one jitted decode graph serves every position.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -155,6 +155,24 @@ TEST_SUITE("llm.quantized") {
       MESSAGE(ggml_type_name(type) << ": vs the host-dequantized F32 model: " << exact);
       CHECK(exact <= 1e-5);
       CHECK(idsf == ids);
+
+      // A prompt of 100 tokens: through one 128-token chunk every weight but the F32 norms is
+      // converted to float32 once before its matmul; through 16-token chunks the conversion is
+      // fused into the matmuls. Both compute the same products.
+      std::vector<int32_t> prompt(ref.generated.begin(), ref.generated.begin() + 100);
+      std::vector<float> wide, narrow;
+      {
+        Session sw(t, {128});
+        wide = sw.feed(prompt);
+      }
+      {
+        Session sn(t, {16});
+        narrow = sn.feed(prompt);
+      }
+      const double chunked = max_abs_diff(wide, narrow);
+      MESSAGE(ggml_type_name(type) << ": 100-token prompt, converted once vs fused: " << chunked);
+      CHECK(chunked <= 1e-4);
+      CHECK(argmax(wide) == argmax(narrow));
     }
   }
 }

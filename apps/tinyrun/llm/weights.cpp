@@ -15,6 +15,15 @@ namespace tg::llm {
 
 namespace fs = std::filesystem;
 
+namespace {
+// From this many rows of x on (a prefill chunk), a weight stored as anything but float32 is
+// converted once into a float32 temporary that the matmul then reads, instead of inside the
+// matmul: a register tile of the fused matmul covers 8 rows, so it would redo the conversion
+// rows/8 times. Measured on a 110M llama with 128-token chunks, Q4_0 prefill is 12% faster
+// (paired runs); 16-token chunks stay fused, where the copy costs more than it saves.
+constexpr int64_t kDequantizeOnceRows = 64;
+} // namespace
+
 Tensor Weight::dense() const {
   if (type == GgmlType::F32) return data;
   if (type == GgmlType::F16 || type == GgmlType::BF16) return data.cast(dtypes::float32);
@@ -22,6 +31,9 @@ Tensor Weight::dense() const {
 }
 
 Tensor Weight::linear(const Tensor& x) const {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < x.shape().size(); ++i) rows *= x.shape()[i].vmax();
+  if (type != GgmlType::F32 && rows >= kDequantizeOnceRows) return x.linear(dense().contiguous());
   const int64_t be = ggml_type_info(type).block_elems;
   if (be == 1 || shape.size() != 2) return x.linear(dense());
   const int64_t out = shape[0], in = shape[1], nb = in / be;

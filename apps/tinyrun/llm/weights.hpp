@@ -24,7 +24,8 @@ struct Weight {
   Tensor dense() const; // float32 of `shape`
   // x @ this^T for a 2-D weight (out, in) and x (..., in). A quantized weight is reduced over
   // (blocks, elements of a block) rather than one flat axis, so the kernel loops over blocks
-  // and a block's scale is loaded once per block, not per element.
+  // and a block's scale is loaded once per block, not per element. For a prefill chunk (many
+  // rows of x) a weight that is not float32 is first converted into a float32 temporary.
   Tensor linear(const Tensor& x) const;
   int64_t nbytes() const;
 };
