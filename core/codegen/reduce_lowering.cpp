@@ -80,6 +80,24 @@ UOpPtr fold_wmma_add(const UOpPtr& acc, const UOpPtr& value) {
   return UOp::make(Ops::VECTORIZE, value->dtype, std::move(src));
 }
 
+// acc + value with acc moved to the start of value's left-leaning chain of additions, the
+// chain expansion builds from an unrolled reduce's parts (((v0 + v1) + v2) + v3): the result
+// is (((acc + v0) + v1) + v2) + v3, as tinygrad's reduce_to_acc orders it. Each part then adds
+// straight into the register, so products contract into multiply-adds on the accumulator;
+// summed apart first, the parts need one op more and a second register per accumulator, which
+// a matmul's 16 vector accumulators do not have (they spill).
+UOpPtr accumulate_sum(const UOpPtr& acc, const UOpPtr& value) {
+  std::vector<const UOpPtr*> later;
+  const UOpPtr* first = &value;
+  while ((*first)->op == Ops::ADD && (*first)->dtype == value->dtype) {
+    later.push_back(&(*first)->src[1]);
+    first = &(*first)->src[0];
+  }
+  UOpPtr sum = acc + *first;
+  for (auto it = later.rbegin(); it != later.rend(); ++it) sum = sum + **it;
+  return sum;
+}
+
 UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
   const Ops op = std::get<ReduceArg>(red->arg).op;
   const UOpPtr& value = red->src[0];
@@ -121,7 +139,7 @@ UOpPtr reduce_to_acc(ReduceCtx& ctx, const UOpPtr& red) {
   in_loop.insert(in_loop.end(), ranges.begin(), ranges.end());
   const UOpPtr cur = UOp::make(Ops::LOAD, d, {index(after(in_loop))});
   UOpPtr next = op == Ops::ADD ? fold_wmma_add(cur, value) : nullptr;
-  if (!next) next = cur->alu(op, {value});
+  if (!next) next = op == Ops::ADD ? accumulate_sum(cur, value) : cur->alu(op, {value});
   UOpPtr done = store(index(acc), next);
   // Innermost loop (the last range listed) closes first.
   for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
