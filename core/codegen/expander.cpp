@@ -84,7 +84,8 @@ std::vector<int64_t> lane_map(const Axes& from, const Axes& to) {
 
 class Expander {
 public:
-  explicit Expander(const UOpPtr& ast) {
+  Expander(const UOpPtr& ast, int64_t max_vertical_lanes)
+      : max_vertical_lanes_(max_vertical_lanes) {
     for (const UOp* u : ast->toposort())
       if (u->op == Ops::RANGE) range_by_id_[rid(u)] = u;
     for (const UOp* u : ast->toposort()) {
@@ -133,6 +134,7 @@ public:
   }
 
 private:
+  int64_t max_vertical_lanes_; // see vertical_ok
   std::unordered_map<int64_t, const UOp*> range_by_id_;
   std::unordered_map<const UOp*, Axes> axes_;
   std::unordered_map<const UOp*, bool> touched_, pure_;
@@ -244,10 +246,11 @@ private:
   // its accumulator and combines the unrolled lanes once, after the loop: each iteration then
   // adds one vector into the accumulator instead of a dependent chain of scalar ops through
   // the unrolled lanes, whose latency bounds a matrix-vector product otherwise. The lanes hold
-  // partial sums (the order a vectorized reduction sums in). Not past 128 lanes (registers),
-  // and not for grouped reduces, whose shared memory would grow by the unrolled width.
-  static bool vertical_ok(const std::vector<UOpPtr>& rest, int64_t lanes) {
-    if (lanes > 128) return false;
+  // partial sums (the order a vectorized reduction sums in). Not past max_vertical_lanes_
+  // (registers), and not for grouped reduces, whose shared memory would grow by the unrolled
+  // width.
+  bool vertical_ok(const std::vector<UOpPtr>& rest, int64_t lanes) const {
+    if (lanes > max_vertical_lanes_) return false;
     bool loops = false;
     for (const auto& r : rest) {
       if (r->op != Ops::RANGE) continue;
@@ -504,7 +507,7 @@ private:
 
 } // namespace
 
-UOpPtr expand_kernel(const UOpPtr& ast) {
+UOpPtr expand_kernel(const UOpPtr& ast, int64_t vector_lanes) {
   bool any = false;
   for (const UOp* u : ast->toposort())
     if (u->op == Ops::RANGE) {
@@ -512,7 +515,9 @@ UOpPtr expand_kernel(const UOpPtr& ast) {
       any |= t == AxisType::Upcast || t == AxisType::Unroll;
     }
   if (!any) return ast;
-  return Expander(ast).run(ast);
+  // Sixteen vector registers of accumulators: 256 lanes with AVX-512's 32 registers of 16,
+  // else 128 (AVX2's 16 registers of 8, and every narrower target).
+  return Expander(ast, std::max<int64_t>(128, 16 * vector_lanes)).run(ast);
 }
 
 } // namespace tg

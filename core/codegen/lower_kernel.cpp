@@ -124,7 +124,7 @@ const Pass<KernelLowering> kCodegenPasses[] = {
          std::cout << "\n";
        }
      }},
-    {"expand", [](KernelLowering& c) { c.sink = expand_kernel(c.sink); }},
+    {"expand", [](KernelLowering& c) { c.sink = expand_kernel(c.sink, c.caps->vector_lanes); }},
     {"promote_half_float", [](KernelLowering& c) { c.sink = promote_half_float(c.sink, *c.caps); }},
     {"transcendentals",
      [](KernelLowering& c) { c.sink = decompose_transcendentals(c.sink, *c.caps); }},

@@ -272,7 +272,7 @@ TEST_SUITE("codegen.opt") {
 
   TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {
     // out[i, j] = sum_k a[i, k] * b[j, k]: both operands are read along k, so k is the vector
-    // (8 lanes) and the tile is 4 x 4 outputs (4 x 2 with 8-lane registers), summed across
+    // (8 lanes) and the tile is 4 x 8 outputs (4 x 2 with 8-lane registers), summed across
     // their lanes after the loop.
     const int64_t M = 32, N = 24, K = 64;
     auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
@@ -284,14 +284,14 @@ TEST_SUITE("codegen.opt") {
       RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
       avx512.vector_lanes = 16, avx2.vector_lanes = 8;
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 8)});
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
             std::vector<Opt>{upcast(0, 4), upcast(1, 2), unroll(0, 8)});
       // The accumulators stay vectors inside the k loop: one vector multiply-add per output.
       const LoweredKernel kern = lower_kernel(ast, avx512);
       bool vector_acc = false;
       for (const auto& u : kern.uops)
-        vector_acc |= u->op == Ops::DEFINE_REG && u->dtype.size == 128;
+        vector_acc |= u->op == Ops::DEFINE_REG && u->dtype.size == 256;
       CHECK(vector_acc);
     }
     auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1);
@@ -322,7 +322,7 @@ TEST_SUITE("codegen.opt") {
       RendererCaps avx512 = cpu_caps();
       avx512.vector_lanes = 16;
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 8)});
     }
     auto av = pattern(M * K, 5, 2), bv = pattern(N * K, 3, 1), rv = pattern(M * N, 7, 3);
     std::vector<float> ref(rv);
@@ -357,7 +357,7 @@ TEST_SUITE("codegen.opt") {
       RendererCaps avx512 = cpu_caps();
       avx512.vector_lanes = 16;
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 4), unroll(0, 8)});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 8)});
     }
     auto av = pattern(H * T * D, 5, 2), bv = pattern(N * K, 3, 1);
     std::vector<float> ref(T * N);

@@ -292,10 +292,12 @@ void cpu_matmul_pad(UOpPtr& k, const RendererCaps& caps, const Apply& try_apply)
 // lanes: AVX-512's 32 registers; 8: AVX2's 16; 4: SSE's 16). For a @ b: 8 (4 with fewer
 // registers) rows of a, broadcast lane by lane, times two vectors of a row of b, the reduce
 // unrolled by 4: 16 (8) vector accumulators that each load feeds several of. For a @ b.T both
-// operands are read along k: 4 x 4 (4 x 2) outputs, each a vector accumulator over 8 (4)
+// operands are read along k: 4 x 8 (4 x 2) outputs, each a vector accumulator over 8 (4)
 // lanes of k, summed across its lanes once at the end. A 1024 float32 matmul on one Zen 4 core:
-// 45 -> 115 GFLOP/s (a @ b), 15 -> 135 (a @ b.T). When one operand of a @ b.T is computed
-// (a quantized weight dequantized from its bytes) and the other is loaded, each computed
+// 45 -> 115 GFLOP/s (a @ b), 15 -> 135 (a @ b.T, then with a 4 x 4 tile); 4 x 8 (256 lanes,
+// 16 of AVX-512's registers) took a 110M LLM's F32 prefill matmuls from 81-108 ms to 65-68 ms
+// on a 2-core Xeon (4 x 4 and 8 x 8, which spills, were slower). When one operand of a @ b.T is
+// computed (a quantized weight dequantized from its bytes) and the other is loaded, each computed
 // vector of 16 k lanes is reused by 8 (4) of the other's rows and the computed side is not
 // upcast: 8 outputs, the 128 lanes expansion keeps as vector accumulators (a 110M LLM's Q4_0
 // prefill projections 100-160 -> 170-260 GFLOP/s; 4 x 2 and 4 x 4 tiles were slower). Sizes
@@ -310,7 +312,7 @@ bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
   if (mm->b_along_n) {
     tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
   } else {
-    tm = 4, tn = wide ? 4 : 2, tk = std::min<int64_t>(lanes, 8);
+    tm = 4, tn = wide ? 8 : 2, tk = std::min<int64_t>(lanes, 8);
   }
   if (!mm->b_along_n && mm->a_computed != mm->b_computed) {
     tk = 16; // whole vectors of AVX-512; a Q4_0 block's 32 nibbles are two runs of 16 bytes

@@ -145,8 +145,9 @@ UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts, const Re
 // LOAD or STORE over INDEX(buf, VECTORIZE(lane indices)[, VECTORIZE(lane gates)]), and a
 // REDUCE over an Unroll range combining that range's lanes first (CONTRACT), then reducing the
 // remaining ranges on a vector of the other lanes. Index arithmetic stays scalar: its lanes are
-// the expression with each range replaced by the lane's value, simplified.
-UOpPtr expand_kernel(const UOpPtr& ast);
+// the expression with each range replaced by the lane's value, simplified. `vector_lanes` (the
+// renderer's) bounds how many lanes an unrolled reduce keeps as vector accumulators.
+UOpPtr expand_kernel(const UOpPtr& ast, int64_t vector_lanes = 0);
 
 // Pass: devectorize. A vector LOAD or STORE (from expansion, or a register access from
 // lower_reduces) becomes loads/stores of runs of consecutive addresses that are provably
