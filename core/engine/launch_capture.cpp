@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
@@ -16,6 +17,8 @@ thread_local LaunchCapture* t_capture = nullptr;
 
 LaunchCapture::LaunchCapture() : previous_(t_capture) { t_capture = this; }
 LaunchCapture::~LaunchCapture() { t_capture = previous_; }
+
+bool engine_detail::capturing() { return t_capture != nullptr; }
 
 void engine_detail::capture_launch(CapturedLaunch launch) {
   if (t_capture != nullptr) t_capture->launches_.push_back(std::move(launch));
@@ -44,6 +47,73 @@ std::vector<int64_t> values(const Launch& l, const VarVals& vars) {
   return out;
 }
 
+// Intermediates only the recording holds (a schedule's temporaries, tensors the step dropped)
+// whose first use writes them share memory by liveness, as tinygrad's JIT memory planner does:
+// each schedule plans its own temporaries, but a recording keeps every schedule's, so without
+// this a step of many schedules would hold all of their intermediates at once (an LLM prefill
+// chunk: every layer's dequantized weights). Returns, for each intermediate that takes over
+// an earlier one's memory, that earlier buffer. A buffer anything else holds (a tensor, a
+// cache) keeps its memory: its contents may be read after the step or by the next one.
+std::unordered_map<const Buffer*, std::shared_ptr<Buffer>>
+share_intermediates(const std::vector<CapturedLaunch>& captured,
+                    const std::vector<std::shared_ptr<Buffer>>& inputs) {
+  struct Use {
+    std::shared_ptr<Buffer> buf;
+    long copies = 0; // shared_ptrs to it inside `captured`
+    size_t first = 0, last = 0;
+    bool written_first = false;
+  };
+  std::unordered_map<const Buffer*, Use> uses;
+  std::vector<const Buffer*> order; // by first use
+  for (size_t i = 0; i < captured.size(); ++i)
+    for (size_t s = 0; s < captured[i].bufs.size(); ++s) {
+      const std::shared_ptr<Buffer>& b = captured[i].bufs[s];
+      auto [it, fresh] = uses.try_emplace(b.get());
+      Use& u = it->second;
+      if (fresh) {
+        u.buf = b;
+        u.first = i;
+        u.written_first = s == 0; // a kernel's output, a copy's destination
+        order.push_back(b.get());
+      }
+      ++u.copies;
+      u.last = i;
+    }
+  for (const auto& in : inputs) uses.erase(in.get());
+  std::unordered_map<const Buffer*, std::shared_ptr<Buffer>> shared;
+  std::vector<const Buffer*> live, free_list;
+  for (const Buffer* b : order) {
+    auto it = uses.find(b);
+    if (it == uses.end()) continue;
+    Use& u = it->second;
+    // `u.buf` is one more copy than `captured` holds.
+    if (!u.written_first || u.buf.use_count() != u.copies + 1) continue;
+    for (auto l = live.begin(); l != live.end();)
+      if (uses.at(*l).last < u.first) {
+        free_list.push_back(*l);
+        l = live.erase(l);
+      } else {
+        ++l;
+      }
+    auto fit = std::find_if(free_list.begin(), free_list.end(), [&](const Buffer* f) {
+      const Buffer& fb = *uses.at(f).buf;
+      return fb.device_spec() == b->device_spec() && fb.nbytes() == b->nbytes();
+    });
+    if (fit == free_list.end()) {
+      live.push_back(b);
+      continue;
+    }
+    const Buffer* holder = *fit;
+    free_list.erase(fit);
+    // Memory is named by the buffer that first held it.
+    auto h = shared.find(holder);
+    shared[b] = h != shared.end() ? h->second : uses.at(holder).buf;
+    uses.at(holder).last = std::max(uses.at(holder).last, u.last);
+    live.push_back(holder);
+  }
+  return shared;
+}
+
 } // namespace
 
 struct LaunchReplay::Impl {
@@ -51,6 +121,7 @@ struct LaunchReplay::Impl {
   std::shared_ptr<Graph> graph; // all launches as one device Graph, when possible
   std::vector<Device*> devices; // to wait on after a replay
   size_t inputs = 0;
+  size_t shared_buffers = 0;
 };
 
 LaunchReplay::LaunchReplay(const std::vector<CapturedLaunch>& captured,
@@ -60,10 +131,14 @@ LaunchReplay::LaunchReplay(const std::vector<CapturedLaunch>& captured,
   Impl& m = *impl_;
   m.inputs = inputs.size();
   std::set<Device*> devs;
+  const auto shared = share_intermediates(captured, inputs);
+  m.shared_buffers = shared.size();
   for (const CapturedLaunch& c : captured) {
     Launch l{c.runner, c.bufs, {}, {}, {}};
+    for (auto& b : l.bufs)
+      if (auto it = shared.find(b.get()); it != shared.end()) b = it->second;
     for (size_t s = 0; s < c.bufs.size(); ++s) {
-      l.ptrs.push_back(c.runner ? c.bufs[s]->ptr() : 0);
+      l.ptrs.push_back(c.runner ? l.bufs[s]->ptr() : 0);
       for (size_t k = 0; k < inputs.size(); ++k)
         if (c.bufs[s] == inputs[k]) l.input_slots.emplace_back(s, k);
     }
@@ -100,6 +175,7 @@ LaunchReplay::~LaunchReplay() = default;
 
 size_t LaunchReplay::size() const { return impl_->launches.size(); }
 bool LaunchReplay::uses_graph() const { return impl_->graph != nullptr; }
+size_t LaunchReplay::shared_buffers() const { return impl_->shared_buffers; }
 
 void LaunchReplay::replay(const std::vector<std::shared_ptr<Buffer>>& inputs, const VarVals& vars) {
   Impl& m = *impl_;

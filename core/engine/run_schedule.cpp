@@ -2,6 +2,7 @@
 // launch offered to the thread's launch capture (TinyJit's recording).
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "tg/error.hpp"
 #include "tg/launch_capture.hpp"
@@ -26,6 +27,21 @@ std::vector<int64_t> kernel_var_values(const LoweredKernel& k, const VarVals& va
   }
   return out;
 }
+// Under a launch capture (TinyJit's recording), the memory of the schedule's intermediates:
+// the recording holds every launch's buffers, so without this a step of many schedules would
+// hold all of their intermediates at once while it records (an LLM prefill chunk: a float32
+// copy of every layer's weights). An intermediate is a buffer only the items and the capture
+// hold (a result or an input has a tensor too); the recording's replays give such buffers
+// memory again, shared by liveness (LaunchReplay).
+void release_intermediates(const std::vector<ScheduleItem>& items) {
+  std::unordered_map<Buffer*, long> copies;
+  for (const ScheduleItem& item : items)
+    for (const auto& b : item.bufs) ++copies[b.get()];
+  for (const ScheduleItem& item : items)
+    for (const auto& b : item.bufs)
+      if (b.use_count() == 2 * copies.at(b.get())) b->release_memory();
+}
+
 } // namespace
 
 void copy_through_host(Buffer& dst, Buffer& src) {
@@ -53,6 +69,7 @@ void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_val
     used.insert(&item.bufs.at(0)->device());
   }
   for (Device* d : used) d->queue().synchronize();
+  if (engine_detail::capturing()) release_intermediates(items);
 }
 
 } // namespace tg

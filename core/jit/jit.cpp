@@ -103,6 +103,9 @@ size_t JitCore::recorded_launches() const {
   return impl_->recording ? impl_->recording->size() : 0;
 }
 bool JitCore::uses_graph() const { return impl_->recording && impl_->recording->uses_graph(); }
+size_t JitCore::shared_buffers() const {
+  return impl_->recording ? impl_->recording->shared_buffers() : 0;
+}
 void JitCore::reset() {
   impl_->calls = 0;
   impl_->inputs.clear();

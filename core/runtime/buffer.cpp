@@ -90,6 +90,13 @@ Buffer::~Buffer() {
   }
 }
 
+void Buffer::release_memory() {
+  if (ptr_ == 0 || !owned_ || !device_) return;
+  device_->queue().synchronize();
+  cached_allocator(*device_).free(ptr_, nbytes());
+  ptr_ = 0;
+}
+
 Device& Buffer::device() {
   if (!device_) device_ = DeviceRegistry::global().open(device_spec_);
   return *device_;

@@ -1,6 +1,7 @@
 // TinyJit (tg/jit.hpp): a jitted training step replays to the same numbers as the eager one,
 // launches the kernels it recorded, refuses inputs unlike the recording (or records again when
-// asked), takes bound symbolic sizes, and JIT=0 turns it off.
+// asked), takes bound symbolic sizes, shares the memory of intermediates only it holds, and
+// JIT=0 turns it off.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -174,6 +175,28 @@ TEST_SUITE("engine.jit") {
       CHECK(step(two.contiguous(), len.bind(n)).item<float>() == want);
     }
     CHECK(step.core().calls() == 5);
+  }
+
+  TEST_CASE("intermediates only the recording holds share memory; kept ones do not") {
+    // Three realizes: three schedules, each with its own intermediate of the same size. The
+    // first is dead once the second is computed, so the third reuses its memory; `kept` is held
+    // outside the step and keeps its own.
+    Tensor kept;
+    TinyJit step([&](const Tensor& x) {
+      Tensor a = (x + 1).contiguous().realize();
+      Tensor b = (a * 2).contiguous().realize();
+      kept = (b + 3).contiguous().realize();
+      Tensor c = (kept * 10).contiguous().realize();
+      return c - 1;
+    });
+    for (float v : {1.0f, 2.0f, 5.0f, -4.0f}) {
+      Tensor x = Tensor::full({64}, v).contiguous().realize();
+      const float b = (v + 1) * 2;
+      CHECK(step(x).to_vector<float>() == std::vector<float>(64, (b + 3) * 10 - 1));
+      CHECK(kept.to_vector<float>() == std::vector<float>(64, b + 3));
+    }
+    CHECK(step.core().calls() == 4);
+    CHECK(step.core().shared_buffers() >= 1);
   }
 
   TEST_CASE("random numbers drawn in a jitted step are new on every replay") {

@@ -20,6 +20,7 @@ struct CapturedLaunch {
 
 namespace engine_detail {
 void capture_launch(CapturedLaunch launch); // run_schedule's hook
+bool capturing();                           // a LaunchCapture records on this thread
 } // namespace engine_detail
 
 // Records run_schedule's launches on this thread for its lifetime (nested captures: the inner
@@ -55,6 +56,9 @@ public:
   void replay(const std::vector<std::shared_ptr<Buffer>>& inputs, const VarVals& vars);
   size_t size() const;     // launches and copies recorded
   bool uses_graph() const; // replays are one device Graph submission
+  // Intermediates that share the memory of an earlier one whose last use came before theirs
+  // (buffers only the recording holds, written before they are read).
+  size_t shared_buffers() const;
 
 private:
   struct Impl;

@@ -55,7 +55,9 @@ public:
   int64_t calls() const;            // calls so far
   size_t recorded_launches() const; // kernel launches and copies in the recording (0: none yet)
   bool uses_graph() const;          // replays go through a device Graph
-  void reset();                     // forget the recording: the next call runs normally
+  // Intermediates of the recording that share memory with an earlier one (tg/launch_capture.hpp).
+  size_t shared_buffers() const;
+  void reset(); // forget the recording: the next call runs normally
 
 private:
   struct Impl;

@@ -32,8 +32,11 @@ public:
   size_t nbytes() const { return static_cast<size_t>(size_) * dtype_.itemsize(); }
   bool allocated() const { return ptr_ != 0 || size_ == 0; }
 
-  Device& device();                            // opens the device through the registry
-  DevicePtr ptr();                             // allocates on first call
+  Device& device(); // opens the device through the registry
+  DevicePtr ptr();  // allocates on first call
+  // Gives the memory back (once queued work is done); the next ptr() allocates again, so the
+  // contents are lost. Borrowed memory is kept.
+  void release_memory();
   void copy_in(const void* src, size_t bytes); // host -> device, waits
   void copy_out(void* dst, size_t bytes);      // device -> host, waits for queued work
 
