@@ -247,18 +247,21 @@ TEST_SUITE("codegen.opt") {
     if (!noopt() && on_cpu()) {
       // A register tile on a CPU: rows of a (i, the slower lanes) times whole vectors of b's
       // row (j: two vector registers wide where 48 allows, else one), k unrolled by 4. With
-      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4.
+      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4. b's
+      // rows are 192 bytes apart (not a multiple of 2 KiB), so j's tiles go outermost (SWAP):
+      // each column panel of b stays in cache while the tiles of i pass over it.
       const int64_t lanes = cpu_caps().vector_lanes;
-      if (lanes == 16) CHECK(ks[0].name == "r_8_3_8_16_8_4");
-      if (lanes == 8) CHECK(ks[0].name == "r_16_3_4_16_8_4");
+      if (lanes == 16) CHECK(ks[0].name == "r_3_8_8_16_8_4");
+      if (lanes == 8) CHECK(ks[0].name == "r_3_16_4_16_8_4");
       RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps(), sse = cpu_caps();
       avx512.vector_lanes = 16, avx2.vector_lanes = 8, sse.vector_lanes = 4;
+      const Opt swap{OptOp::SWAP, 0, 1};
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
-            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4)});
+            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4), swap});
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4)});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4), swap});
       CHECK(hand_coded_optimizations(simplify_kernel(ast), sse) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4)});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4), swap});
       // With work groups (a GPU) the first upcast stays tinygrad's 3 or 4.
       RendererCaps gpu = cpu_caps();
       gpu.has_local = true;
@@ -268,6 +271,27 @@ TEST_SUITE("codegen.opt") {
     // Other shapes of the same kernel.
     run_all(ast, {unroll(0, 8), upcast(1, 2)}, make, check);
     run_all(ast, {unroll(0, 0)}, make, check); // the whole reduce unrolled: no loop left
+  }
+
+  TEST_CASE("matmul a @ b on the CPU: b's tiles go outermost unless its rows are 2 KiB apart") {
+    // With b's rows a multiple of 2 KiB apart, a column panel of b maps onto a few cache sets
+    // whichever loop is outermost, so the tiles of a stay outermost (no SWAP).
+    if (noopt() || !on_cpu()) return;
+    RendererCaps avx512 = cpu_caps();
+    avx512.vector_lanes = 16;
+    for (const auto& [n, swapped] : {std::pair<int64_t, bool>{512, false}, {480, true}}) {
+      CAPTURE(n);
+      const int64_t M = 256, K = 32; // n < 4 M: not the rule for a much larger b
+      auto out = buf(0, dtypes::float32, M * n), a = buf(1, dtypes::float32, M * K),
+           b = buf(2, dtypes::float32, K * n);
+      auto i = rng(M, 0), j = rng(n, 1), k = rng(K, 2, AxisType::Reduce);
+      auto ast = UOp::sink(
+          {st(out, i * n + j, reduce(Ops::ADD, ld(a, i * K + k) * ld(b, k * n + j), {k}))});
+      const auto opts = hand_coded_optimizations(simplify_kernel(ast), avx512);
+      const bool has_swap =
+          std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::SWAP; });
+      CHECK(has_swap == swapped);
+    }
   }
 
   TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {
