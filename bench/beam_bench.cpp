@@ -26,7 +26,7 @@
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 #ifdef TG_HAVE_OPENBLAS
-#include <cblas.h>
+#include "openblas_anchor.hpp"
 #endif
 
 using namespace tg;
@@ -57,6 +57,9 @@ std::string opts_str(const std::vector<Opt>& opts) {
 } // namespace
 
 int main(int argc, char** argv) {
+#ifdef TG_HAVE_OPENBLAS
+  tg_bench::pin_openblas_kernels(argv);
+#endif
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 1024;
   const int64_t width = argc > 2 ? std::atoll(argv[2]) : 2;
   const double flops =

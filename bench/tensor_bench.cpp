@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -27,8 +26,7 @@
 #include "tg/schedule.hpp"
 #include "tg/tensor.hpp"
 #ifdef TG_HAVE_OPENBLAS
-#include <cblas.h>
-#include <unistd.h>
+#include "openblas_anchor.hpp"
 #endif
 
 using namespace tg;
@@ -56,34 +54,11 @@ void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& body) 
   for (auto& th : pool) th.join();
 }
 
-#ifdef TG_HAVE_OPENBLAS
-// OpenBLAS picks its kernels by CPU model when it loads; a model newer than the library (the
-// Xeons here, with Debian's 0.3.21) falls back to its generic x86-64 kernels ("Prescott"), a
-// third of the speed of its AVX-512 ones. Such a run starts again with OPENBLAS_CORETYPE naming
-// the newest kernels the CPU can run, so the anchor is what OpenBLAS gives on this ISA.
-void pin_openblas_kernels(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr ||
-      std::string_view(openblas_get_corename()) != "Prescott")
-    return;
-  const char* core = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                     : __builtin_cpu_supports("avx2")  ? "Haswell"
-                                                       : nullptr;
-  if (core == nullptr) return;
-  std::fprintf(stderr,
-               "OpenBLAS does not know this CPU (kernels: Prescott); rerunning with "
-               "OPENBLAS_CORETYPE=%s\n",
-               core);
-  setenv("OPENBLAS_CORETYPE", core, 1);
-  execv("/proc/self/exe", argv);
-  std::perror("execv /proc/self/exe"); // keep going with the generic kernels
-}
-#endif
-
 } // namespace
 
 int main(int argc, char** argv) {
 #ifdef TG_HAVE_OPENBLAS
-  pin_openblas_kernels(argv);
+  tg_bench::pin_openblas_kernels(argv);
 #endif
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t{1} << 24);
   const int64_t mm = argc > 2 ? std::atoll(argv[2]) : 1024;
