@@ -18,7 +18,7 @@
 #include "tg/codegen_opt.hpp"
 #include "tg/device_registry.hpp"
 #ifdef TG_HAVE_OPENBLAS
-#include <cblas.h>
+#include "openblas_anchor.hpp"
 #endif
 
 using namespace tg;
@@ -192,6 +192,9 @@ void sum_bench(Device& dev, const std::string& renderer, const RendererCaps& cap
 } // namespace
 
 int main(int argc, char** argv) {
+#ifdef TG_HAVE_OPENBLAS
+  tg_bench::pin_openblas_kernels(argv);
+#endif
   const std::string spec = argc > 1 ? argv[1] : "CL";
   try {
     std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
