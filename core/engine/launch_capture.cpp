@@ -103,11 +103,11 @@ share_intermediates(const std::vector<CapturedLaunch>& captured,
       live.push_back(b);
       continue;
     }
+    // `holder` first held this memory (only those enter `live`), and now holds it until b's
+    // last use.
     const Buffer* holder = *fit;
     free_list.erase(fit);
-    // Memory is named by the buffer that first held it.
-    auto h = shared.find(holder);
-    shared[b] = h != shared.end() ? h->second : uses.at(holder).buf;
+    shared[b] = uses.at(holder).buf;
     uses.at(holder).last = std::max(uses.at(holder).last, u.last);
     live.push_back(holder);
   }

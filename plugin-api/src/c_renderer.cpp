@@ -91,12 +91,9 @@ std::string CRenderer::type_name(DType dt) const {
 std::string CRenderer::render_kernel(const std::string& name, const CStyleContext& ctx) const {
   // Every op is its own statement, so fusing a multiply into the add that uses it needs
   // contraction across statements (clang's -ffp-contract=off is the default otherwise). Not in
-  // a kernel that computes in float16 or rounds to it between ops: a half multiply-add rounds
-  // after the multiply, and on a CPU with AVX512-FP16 clang would fuse them into one FMA.
+  // a kernel with float16 arithmetic (see rounds_to_half).
   bool half = false;
-  for (const auto& [u, expr] : ctx.names)
-    half |= u->dtype.scalar_type == ScalarType::Float16 &&
-            (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST);
+  for (const auto& [u, expr] : ctx.names) half |= rounds_to_half(*u);
   std::string out = knobs::FP_CONTRACT && !half ? "#pragma clang fp contract(fast)\n" : "";
   for (DType v : ctx.vector_types) {
     // aligned(element): vector loads and stores may sit at any element offset.

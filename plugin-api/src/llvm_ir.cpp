@@ -610,13 +610,9 @@ std::string LLVMIRRenderer::render_kernel(const std::string& name, LLVMIRContext
 std::string LLVMIRRenderer::render(const std::string& kernel_name, std::span<const UOpPtr> uops) {
   static const std::array<RenderFn, kNumOps> rules = make_rules();
   LLVMIRContext c;
-  // No contraction in a kernel that computes in float16 or rounds to it between ops: a half
-  // multiply-add rounds after the multiply (as tinygrad's does), and on a CPU with AVX512-FP16
-  // LLVM would fuse the multiply, the rounding and the add into one FMA.
-  const bool half = std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) {
-    return u->dtype.scalar_type == ScalarType::Float16 &&
-           (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST);
-  });
+  // No contraction in a kernel with float16 arithmetic (see rounds_to_half).
+  const bool half =
+      std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return rounds_to_half(*u); });
   if (knobs::FP_CONTRACT && !half) c.float_flags = " contract";
   // Only elementwise kernels, which write their outputs as whole contiguous runs: a kernel with
   // an accumulator (a register tile, a reduce) writes scattered pieces of lines, for which

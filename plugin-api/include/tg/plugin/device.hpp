@@ -61,6 +61,15 @@ struct RendererCaps {
   int64_t vector_lanes = 4;
 };
 
+// Whether `u` computes in float16 or rounds to it between ops (an ALU op or a cast of float16
+// dtype). A renderer that lets its compiler contract multiply-adds into FMAs does not for a
+// kernel with such a node: a half multiply-add rounds after the multiply (as tinygrad's does),
+// and on a CPU with AVX512-FP16 the compiler would fuse the two into one half-precision FMA.
+inline bool rounds_to_half(const UOp& u) {
+  return u.dtype.scalar_type == ScalarType::Float16 &&
+         (GroupOp::ALU.contains(u.op) || u.op == Ops::CAST);
+}
+
 // Turns one linearized kernel (docs/KERNEL_IR.md) into source for its compiler.
 class Renderer {
 public:
