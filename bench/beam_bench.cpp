@@ -1,10 +1,11 @@
 // BEAM on the NxN float32 matmul kernel (default 1024), on the default device:
 //   heuristic  the kernel with the hand-coded Opts: GFLOP/s
 //   cold       BEAM=W (default 2) with an empty cache folder: the first realize's wall time
-//              (search, compiles, the run) and the candidates timed; then the searched kernel's
-//              GFLOP/s and its Opts
+//              (search, compiles, the run) and the candidates timed
 //   warm       the same search again through the disk cache, as a second run of the program
-//              does: seconds and candidates (0: nothing searched)
+//              does, per kernel (on a CPU two: b packed into column panels, then the product):
+//              seconds, candidates (0: nothing searched) and the Opts found
+//   matmul     the whole matmul with the searched Opts: GFLOP/s
 //   OpenBLAS   cblas_sgemm in the same run, when found at build time
 // Usage: tg_bench_beam [N] [W] [CACHE_DIR]. With CACHE_DIR the cache folder is that one and kept
 // (run twice: the second run's "cold" line finds every result on disk and times nothing); by
@@ -102,10 +103,14 @@ int main(int argc, char** argv) {
     z_beam = z.to_vector<float>();
   }
 
-  // The warm search: what a second run does with the kernel (the disk cache, no timing).
+  // The warm search: what a second run does with each kernel (the disk cache, no timing). On a
+  // CPU the matmul is two kernels: b packed into column panels, then the product.
   std::vector<ScheduleItem> items = x.matmul(y).schedule();
+  int64_t kernels = 0, kernel = 0;
+  for (const ScheduleItem& it : items) kernels += it.kind == ScheduleItem::Kind::Kernel;
   for (const ScheduleItem& it : items) {
     if (it.kind != ScheduleItem::Kind::Kernel) continue;
+    ++kernel;
     const DeviceSpec spec = DeviceSpec::parse(it.device);
     std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
     BeamTarget target{dev.get(), resolve_renderer(*dev, spec), {}, {}};
@@ -114,14 +119,15 @@ int main(int argc, char** argv) {
     const double t0 = now_s();
     BeamResult r = beam_optimize(it.ast, target, width);
     const double warm = now_s() - t0;
-    std::printf("BEAM=%lld warm       %8.4f s, %lld candidates timed, from the cache: %s\n",
+    std::printf("BEAM=%lld warm       %8.4f s, %lld candidates timed, from the cache: %s, "
+                "kernel %lld of %lld, opts %s\n",
                 static_cast<long long>(width), warm,
                 static_cast<long long>(beam_stats().candidates - s0.candidates),
-                r.from_cache ? "yes" : "no");
-    std::printf("BEAM=%lld kernel     %8.2f ms %8.2f GFLOP/s, %.2fx the heuristic, opts %s\n",
-                static_cast<long long>(width), t_beam * 1e3, flops / t_beam * 1e-9, t_heur / t_beam,
-                opts_str(r.opts).c_str());
+                r.from_cache ? "yes" : "no", static_cast<long long>(kernel),
+                static_cast<long long>(kernels), opts_str(r.opts).c_str());
   }
+  std::printf("BEAM=%lld matmul     %8.2f ms %8.2f GFLOP/s, %.2fx the heuristic\n",
+              static_cast<long long>(width), t_beam * 1e3, flops / t_beam * 1e-9, t_heur / t_beam);
   double max_diff = 0;
   for (size_t i = 0; i < z_beam.size(); ++i)
     max_diff = std::max(max_diff, double(std::abs(z_beam[i] - z_heur[i])));

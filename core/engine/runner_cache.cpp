@@ -72,6 +72,14 @@ std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpP
   return runner;
 }
 
+const RendererCaps& renderer_caps(const std::string& device) {
+  const DeviceSpec spec = DeviceSpec::parse(device);
+  // The registry keeps every opened device for the life of the process, so the reference stays
+  // valid after this shared_ptr goes.
+  std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
+  return dev->renderer(resolve_renderer(*dev, spec)).caps();
+}
+
 int64_t compiled_kernel_count() {
   std::lock_guard lock(g_runners_mu);
   return static_cast<int64_t>(g_runners.size());

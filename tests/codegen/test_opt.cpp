@@ -294,6 +294,36 @@ TEST_SUITE("codegen.opt") {
     }
   }
 
+  TEST_CASE("matmul a @ b with b packed in column panels on the CPU: the tile and SWAP apply") {
+    // b stored as [n / 32][k][32] (Tensor::matmul packs it so): b's index divides and takes
+    // the remainder of j by the panel width, so j is contiguous in b only within a panel. The
+    // tile (8 x 32 with AVX-512) is one panel wide, and each panel, 128 bytes a row, stays in
+    // cache while the tiles of i pass over it (SWAP). Run with every Opt and against NOOPT.
+    if (noopt() || !on_cpu()) return;
+    RendererCaps avx512 = cpu_caps();
+    avx512.vector_lanes = 16;
+    const int64_t M = 64, N = 128, K = 24, W = 32;
+    auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
+         b = buf(2, dtypes::float32, K * N);
+    auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);
+    auto ast = UOp::sink(
+        {st(out, i * N + j,
+            reduce(Ops::ADD, ld(a, i * K + k) * ld(b, (j / W) * (K * W) + k * W + j % W), {k}))});
+    CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+          std::vector<Opt>{upcast(0, 8), upcast(1, 32), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}});
+    auto av = pattern(M * K, 5, 2), bv = pattern(K * N, 3, 1);
+    std::vector<float> ref(M * N);
+    for (int64_t x = 0; x < M; ++x)
+      for (int64_t y = 0; y < N; ++y)
+        for (int64_t t = 0; t < K; ++t)
+          ref[x * N + y] += av[x * K + t] * bv[(y / W) * K * W + t * W + y % W];
+    auto make = [&] {
+      return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av), HostBuf::of(bv)};
+    };
+    run_all(ast, {upcast(0, 8), upcast(1, 32), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}}, make,
+            [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+  }
+
   TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {
     // out[i, j] = sum_k a[i, k] * b[j, k]: both operands are read along k, so k is the vector
     // (8 lanes) and the tile is 4 x 8 outputs (4 x 2 with 8-lane registers), summed across

@@ -8,6 +8,7 @@
 #include "tensor/ref.hpp"
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
+#include "tg/schedule.hpp"
 
 using namespace tgt;
 
@@ -34,6 +35,13 @@ Arr matmul_ref(const Arr& a, const Arr& b) {
     for (int64_t q = 0; q < k; ++q) acc += a.at(pick(ab, {i, q})) * b.at(pick(bb, {q, j}));
     return acc;
   });
+}
+
+// Kernels the schedule of `t` launches.
+size_t kernels(const Tensor& t) {
+  size_t n = 0;
+  for (const tg::ScheduleItem& i : t.schedule()) n += i.kind == tg::ScheduleItem::Kind::Kernel;
+  return n;
 }
 
 void matmul_2d(DType d) {
@@ -115,5 +123,60 @@ TEST_SUITE("tensor.matmul") {
     Tensor z = Tensor::ones({3, 0}).matmul(Tensor::ones({0, 2}));
     CHECK(z.to_vector<float>() == std::vector<float>(6, 0));
     CHECK(Tensor::ones({0, 3}).matmul(Tensor::ones({3, 2})).shape() == Shape{0, 2});
+  }
+
+  // On a CPU a float32 a @ b with at least 64 rows copies b into column panels as wide as the
+  // register tile first (CPU_MATMUL_PACK): one more kernel, the same products. n = 256 is at
+  // least four panels of every vector width (32 floats with AVX-512, 16 with AVX2, 8 with SSE).
+  TEST_CASE("b packed into column panels: shapes, batches, transposed b, gradients") {
+    const DType f = dtypes::float32;
+    const bool cpu = Tensor::zeros({1}).device().rfind("CPU", 0) == 0;
+    struct Case {
+      Shape a, b;
+      bool bt; // b from transposed storage
+    };
+    for (const Case& c :
+         {Case{{96, 40}, {40, 256}, false}, Case{{2, 48, 24}, {24, 256}, false},
+          Case{{3, 64, 20}, {3, 20, 256}, false}, Case{{64, 32}, {32, 256}, true}}) {
+      CAPTURE(c.a.size());
+      CAPTURE(c.bt);
+      Arr a = random_arr(c.a, -2, 2, f, 11), b = random_arr(c.b, -2, 2, f, 12);
+      Tensor ta = to_tensor(a, f);
+      Arr b_rows = c.bt ? permute(b, {1, 0}) : b; // b, or b.T stored row by row
+      Tensor tb = c.bt ? to_tensor(b_rows, f).transpose() : to_tensor(b, f);
+      const Tensor packed = ta.matmul(tb);
+      const size_t packed_kernels = kernels(packed);
+      check_close(packed, matmul_ref(a, b), tol_for(f, 4), "packed a @ b");
+      tg::Context off{{"CPU_MATMUL_PACK", 0}};
+      const Tensor in_place = ta.matmul(tb);
+      if (cpu) CHECK(packed_kernels == kernels(in_place) + 1);
+      check_close(in_place, matmul_ref(a, b), tol_for(f, 4), "a @ b read in place");
+    }
+    // Fewer than 64 rows, or n under four panels: b is read in place.
+    auto count = [](int64_t m, int64_t n) {
+      return kernels(Tensor::rand({m, 64}).realize().matmul(Tensor::rand({64, n}).realize()));
+    };
+    const size_t few_rows = count(8, 256), narrow = count(128, 8), packs = count(128, 256);
+    {
+      tg::Context off{{"CPU_MATMUL_PACK", 0}};
+      CHECK(count(8, 256) == few_rows);
+      CHECK(count(128, 8) == narrow);
+      if (cpu) CHECK(count(128, 256) + 1 == packs);
+    }
+    // Gradients flow through the panels' copy to b as they do through the product read in place.
+    Arr a = random_arr({64, 24}, -1, 1, f, 13), b = random_arr({24, 256}, -1, 1, f, 14),
+        g = random_arr({64, 256}, -1, 1, f, 15);
+    auto grads = [&] {
+      Tensor ta = to_tensor(a, f).requires_grad_(), tb = to_tensor(b, f).requires_grad_();
+      ta.matmul(tb).mul(to_tensor(g, f)).sum().backward();
+      return std::pair{ta.grad().to_vector<float>(), tb.grad().to_vector<float>()};
+    };
+    const auto [ga, gb] = grads();
+    tg::Context off{{"CPU_MATMUL_PACK", 0}};
+    const auto [ga0, gb0] = grads();
+    REQUIRE(ga.size() == ga0.size());
+    REQUIRE(gb.size() == gb0.size());
+    for (size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == doctest::Approx(ga0[i]).epsilon(1e-5));
+    for (size_t i = 0; i < gb.size(); ++i) CHECK(gb[i] == doctest::Approx(gb0[i]).epsilon(1e-5));
   }
 }

@@ -38,6 +38,41 @@ std::optional<int64_t> coeff(const UOp* idx, const UOp* r) {
   return std::nullopt;
 }
 
+// The coefficient of range `r` in `idx` while r moves within one aligned tile of `w` values:
+// as coeff, except that x % c and x // c, for c a multiple of w and x with coefficient 1 in r,
+// read as x and as 0: the tile's values are consecutive in x % c and share x // c. That is how
+// a matrix stored in column panels is read (a @ b with b packed as [n / w][k][w]: element
+// (k, n) at (n // w) * k_size * w + k * w + n % w). It assumes x's other terms keep the tile
+// aligned; the heuristic only reads it to pick Opts, which are correct either way.
+std::optional<int64_t> coeff_in_tile(const UOp* idx, const UOp* r, int64_t w) {
+  if (idx == r) return 1;
+  if (!idx->backward_slice().count(r)) return 0;
+  switch (idx->op) {
+  case Ops::ADD: {
+    auto a = coeff_in_tile(idx->src[0].get(), r, w), b = coeff_in_tile(idx->src[1].get(), r, w);
+    if (a && b) return *a + *b;
+    return std::nullopt;
+  }
+  case Ops::MUL:
+    for (int s = 0; s < 2; ++s)
+      if (idx->src[s]->is_const()) {
+        auto o = coeff_in_tile(idx->src[1 - s].get(), r, w);
+        if (o) return *o * idx->src[s]->ivmin();
+      }
+    return std::nullopt;
+  case Ops::MOD:
+  case Ops::IDIV: {
+    const UOp* c = idx->src[1].get();
+    if (!c->is_const() || c->ivmin() <= 0 || c->ivmin() % w != 0 ||
+        coeff_in_tile(idx->src[0].get(), r, w) != 1)
+      return std::nullopt;
+    return idx->op == Ops::MOD ? 1 : 0;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
 // The addresses (index expressions, gates included) of every buffer access of the kernel.
 std::vector<const UOp*> accesses(const UOpPtr& ast) {
   std::vector<const UOp*> out;
@@ -217,7 +252,7 @@ struct CpuMatmul {
   int64_t b_row_bytes = 0;                     // a @ b: bytes from one row of b (k) to the next
 };
 
-std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
+std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
   const auto sp = sum_of_products(k);
   if (!sp) return {};
   const UOp *store = sp->store, *mul = sp->mul;
@@ -243,7 +278,13 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k) {
     for (const UOp* x : b) res.b_bufs.push_back(x->src[0]->arg);
     const UOp* ai = operand_index(mul->src[s].get());
     const UOp* bi = operand_index(mul->src[1 - s].get());
-    res.b_along_n = ai && bi && stride(bi, n_axis) == 1;
+    // b contiguous along n, or along each tile of n (b stored in column panels as wide as the
+    // tile: Tensor::matmul packs it so on a CPU).
+    const int64_t panel = 2 * std::max<int64_t>(caps.vector_lanes, 4);
+    res.b_along_n =
+        ai && bi &&
+        (stride(bi, n_axis) == 1 ||
+         (const_size(n_axis) % panel == 0 && coeff_in_tile(bi->src[1].get(), n_axis, panel) == 1));
     if (res.b_along_n) res.b_row_bytes = stride(bi, kr) * bi->dtype.scalar_itemsize();
     res.a_computed = !ai, res.b_computed = !bi;
     return res;
@@ -275,7 +316,7 @@ bool reads_lanes_contiguously(const UOpPtr& k, const CpuMatmul& mm, const UOp* u
 // iterations are then at most 1/64 of the work.
 template <class Apply>
 void cpu_matmul_pad(UOpPtr& k, const RendererCaps& caps, const Apply& try_apply) {
-  const auto mm = cpu_matmul(k);
+  const auto mm = cpu_matmul(k, caps);
   if (!mm) return;
   const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
   const bool wide = lanes >= 16;
@@ -306,7 +347,7 @@ void cpu_matmul_pad(UOpPtr& k, const RendererCaps& caps, const Apply& try_apply)
 // that do not divide fall back to half.
 template <class Apply>
 bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
-  const auto mm = cpu_matmul(k);
+  const auto mm = cpu_matmul(k, caps);
   if (!mm) return false;
   const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
   const bool wide = lanes >= 16;
@@ -480,6 +521,10 @@ template <class Apply> bool cpu_conv_tile(UOpPtr& k, const RendererCaps& caps, c
 
 } // namespace
 
+int64_t matmul_panel_width(const RendererCaps& caps) {
+  return caps.has_local ? 0 : 2 * std::max<int64_t>(caps.vector_lanes, 4);
+}
+
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps) {
   std::vector<Opt> applied;
   UOpPtr k = ast;
@@ -566,7 +611,7 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     // to a few cache sets and evict each other, so n outermost gains nothing (1024: 10% slower,
     // 1536 7% slower, 2048 the same).
     std::optional<std::pair<int64_t, int64_t>> outer_n;
-    if (const auto mm = cpu_matmul(k)) {
+    if (const auto mm = cpu_matmul(k, caps)) {
       // Rows of the m operand: every output but n's (tokens over batch and sequence axes).
       const int ma = axis_of_id(k, mm->m_id), na = axis_of_id(k, mm->n_id);
       const auto out = opt_axes(k, false);

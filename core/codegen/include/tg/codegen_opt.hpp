@@ -118,6 +118,14 @@ UOpPtr apply_opt(const UOpPtr& ast, const Opt& opt, const RendererCaps& caps);
 // axes are skipped.
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps);
 
+// The width (in elements) of the column panels in which a CPU reads b of a float32 a @ b best:
+// the n of the heuristic's register tile (two vector registers). Tensor::matmul copies b into
+// panels [n / w][k][w] first where that pays (knob CPU_MATMUL_PACK), so each tile's k rows of b
+// are one contiguous run that stays in L2 while every tile of a passes over it; read in place,
+// rows a power-of-two apart map to a few cache sets and evict each other. 0 on a device with
+// work groups (a GPU), which reads b through its own tiling.
+int64_t matmul_panel_width(const RendererCaps& caps);
+
 // The tensor cores of `caps` that multiply dtype_in and accumulate in dtype_out, in the
 // renderer's order (what the TC Opt will choose from). Raises tg::Error when one of the
 // renderer's tensor cores is inconsistent (TensorCore::check says how).

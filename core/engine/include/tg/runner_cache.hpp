@@ -25,4 +25,8 @@ std::shared_ptr<CompiledRunner> runner_for(const std::string& device, const UOpP
                                            const std::vector<std::shared_ptr<Buffer>>& bufs = {},
                                            const VarVals& var_vals = {});
 
+// The caps of the renderer that kernels for `device` (a device spec) are lowered with, opening
+// the device: what the Tensor layer reads to lay out work for it (Tensor::matmul's panels).
+const RendererCaps& renderer_caps(const std::string& device);
+
 } // namespace tg
