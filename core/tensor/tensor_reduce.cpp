@@ -129,6 +129,16 @@ namespace {
 // in L2 while the tiles of a pass over it. The copy reads and writes b once, so it pays from a
 // few dozen rows of a on: 64 here. Only float32 (the tile's lanes), concrete sizes, and n of at
 // least four panels (one or two panels are read whole from cache anyway).
+// `t` summed over the leading axes `shape` lacks and the axes where `shape` is 1: a product's
+// gradient back to an operand that was broadcast over batch axes.
+Tensor sum_to_shape(Tensor t, const Shape& shape) {
+  while (t.ndim() > static_cast<int64_t>(shape.size())) t = t.sum({0});
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == 1 && t.shape()[i] != 1) axes.push_back(static_cast<int64_t>(i));
+  return axes.empty() ? t : t.sum(axes, true);
+}
+
 int64_t matmul_panel(const Tensor& a, const Tensor& b) {
   if (!knobs::CPU_MATMUL_PACK || a.dtype() != dtypes::float32 || b.dtype() != dtypes::float32 ||
       a.ndim() < 2 || b.ndim() < 2)
@@ -180,7 +190,15 @@ Tensor Tensor::matmul(const Tensor& o) const {
     Shape rs = r.shape();
     rs.pop_back();
     rs.back() = n;
-    return r.reshape(rs).cast(least_upper_dtype({dtype(), o.dtype()}));
+    // The gradients are the plain products g @ b.T and a.T @ g (summed over broadcast batch
+    // axes), not the graph's own: that reads g through the panels' layout, a reduce over two
+    // axes that no tile fits (a BERT step's input gradients ran at 19 GFLOP/s).
+    return with_gradient(r.reshape(rs), {a, b}, "matmul_panels",
+                         [](const Tensor& g, const std::vector<Tensor>& in) {
+                           return std::vector<Tensor>{
+                               sum_to_shape(g.matmul(in[1].transpose(-1, -2)), in[0].shape()),
+                               sum_to_shape(in[0].transpose(-1, -2).matmul(g), in[1].shape())};
+                         });
   }
   // (..., n, k) -> (..., n, 1, k) and (..., k, m) -> (..., 1, m, k): multiply, sum over k.
   Shape as = a.shape();

@@ -320,8 +320,18 @@ TEST_SUITE("codegen.opt") {
     auto make = [&] {
       return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av), HostBuf::of(bv)};
     };
-    run_all(ast, {upcast(0, 8), upcast(1, 32), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}}, make,
-            [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    auto check = [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); };
+    run_all(ast, {upcast(0, 8), upcast(1, 32), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}}, make, check);
+    // The product kept as (i, j / 32, j % 32), axes of their own (a batch of rows before a
+    // reshape): the tile reads the 32 whole, and the panels' axis goes outermost.
+    auto p = rng(N / W, 1), w = rng(W, 3);
+    auto kept =
+        UOp::sink({st(out, i * N + p * W + w,
+                      reduce(Ops::ADD, ld(a, i * K + k) * ld(b, p * (K * W) + k * W + w), {k}))});
+    const auto opts = hand_coded_optimizations(simplify_kernel(kept), avx512);
+    CHECK(opts ==
+          std::vector<Opt>{upcast(0, 8), upcast(2, 0), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}});
+    run_all(kept, opts, make, check);
   }
 
   TEST_CASE("matmul a @ b.T on the CPU: a tile of outputs, each a vector accumulator along k") {

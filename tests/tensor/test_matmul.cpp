@@ -163,20 +163,30 @@ TEST_SUITE("tensor.matmul") {
       CHECK(count(128, 8) == narrow);
       if (cpu) CHECK(count(128, 256) + 1 == packs);
     }
-    // Gradients flow through the panels' copy to b as they do through the product read in place.
-    Arr a = random_arr({64, 24}, -1, 1, f, 13), b = random_arr({24, 256}, -1, 1, f, 14),
-        g = random_arr({64, 256}, -1, 1, f, 15);
-    auto grads = [&] {
-      Tensor ta = to_tensor(a, f).requires_grad_(), tb = to_tensor(b, f).requires_grad_();
-      ta.matmul(tb).mul(to_tensor(g, f)).sum().backward();
-      return std::pair{ta.grad().to_vector<float>(), tb.grad().to_vector<float>()};
-    };
-    const auto [ga, gb] = grads();
-    tg::Context off{{"CPU_MATMUL_PACK", 0}};
-    const auto [ga0, gb0] = grads();
-    REQUIRE(ga.size() == ga0.size());
-    REQUIRE(gb.size() == gb0.size());
-    for (size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == doctest::Approx(ga0[i]).epsilon(1e-5));
-    for (size_t i = 0; i < gb.size(); ++i) CHECK(gb[i] == doctest::Approx(gb0[i]).epsilon(1e-5));
+    // The gradients (g @ b.T and a.T @ g, summed over broadcast batch axes) equal those of the
+    // product read in place, for batches on either side and on both.
+    for (const auto& [as, bs] : {std::pair<Shape, Shape>{{64, 24}, {24, 256}},
+                                 {{2, 48, 24}, {24, 256}},
+                                 {{64, 24}, {2, 24, 256}},
+                                 {{2, 1, 64, 24}, {3, 24, 256}}}) {
+      CAPTURE(as.size());
+      CAPTURE(bs.size());
+      Arr a = random_arr(as, -1, 1, f, 13), b = random_arr(bs, -1, 1, f, 14);
+      auto grads = [&] {
+        Tensor ta = to_tensor(a, f).requires_grad_(), tb = to_tensor(b, f).requires_grad_();
+        Tensor y = ta.matmul(tb);
+        y.mul(Tensor::rand(y.shape())).sum().backward();
+        return std::pair{ta.grad().to_vector<float>(), tb.grad().to_vector<float>()};
+      };
+      Tensor::manual_seed(3);
+      const auto [ga, gb] = grads();
+      tg::Context off{{"CPU_MATMUL_PACK", 0}};
+      Tensor::manual_seed(3);
+      const auto [ga0, gb0] = grads();
+      REQUIRE(ga.size() == ga0.size());
+      REQUIRE(gb.size() == gb0.size());
+      for (size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == doctest::Approx(ga0[i]).epsilon(1e-5));
+      for (size_t i = 0; i < gb.size(); ++i) CHECK(gb[i] == doctest::Approx(gb0[i]).epsilon(1e-5));
+    }
   }
 }

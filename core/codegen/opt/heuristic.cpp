@@ -250,6 +250,9 @@ struct CpuMatmul {
   bool a_computed = false, b_computed = false; // an operand computed from its loads
   std::vector<Arg> a_bufs, b_bufs;             // the buffers (PARAM args) each operand reads
   int64_t b_row_bytes = 0;                     // a @ b: bytes from one row of b (k) to the next
+  // b stored in column panels whose index is an output axis of its own (the product kept as
+  // (m, n / w, w)): that axis's id, else -1. n is then one panel, read whole by the tile.
+  int64_t panels_id = -1;
 };
 
 std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
@@ -273,11 +276,19 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
         m_axis = r.get();
     }
     if (!m_axis || !n_axis) continue;
+    const UOp* ai = operand_index(mul->src[s].get());
+    const UOp* bi = operand_index(mul->src[1 - s].get());
+    // a stored transposed (a gradient through attention's heads): the tile's rows of a are
+    // taken along the axis a is contiguous in, so each k reads them from one cache line
+    // instead of one line per row.
+    if (ai && stride(ai, m_axis) != 1)
+      for (const auto& r : out)
+        if (rarg(r.get()).type == AxisType::Global && const_size(r.get()) > 0 &&
+            stride(ai, r.get()) == 1 && !depends(b, r.get()))
+          m_axis = r.get();
     CpuMatmul res{rarg(m_axis).id, rarg(n_axis).id, false, {}, {}};
     for (const UOp* x : a) res.a_bufs.push_back(x->src[0]->arg);
     for (const UOp* x : b) res.b_bufs.push_back(x->src[0]->arg);
-    const UOp* ai = operand_index(mul->src[s].get());
-    const UOp* bi = operand_index(mul->src[1 - s].get());
     // b contiguous along n, or along each tile of n (b stored in column panels as wide as the
     // tile: Tensor::matmul packs it so on a CPU).
     const int64_t panel = 2 * std::max<int64_t>(caps.vector_lanes, 4);
@@ -286,6 +297,11 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
         (stride(bi, n_axis) == 1 ||
          (const_size(n_axis) % panel == 0 && coeff_in_tile(bi->src[1].get(), n_axis, panel) == 1));
     if (res.b_along_n) res.b_row_bytes = stride(bi, kr) * bi->dtype.scalar_itemsize();
+    if (res.b_along_n && stride(bi, kr) == const_size(n_axis))
+      for (const auto& r : out)
+        if (r.get() != n_axis && rarg(r.get()).type == AxisType::Global && !depends(a, r.get()) &&
+            stride(bi, r.get()) == const_size(n_axis) * const_size(kr))
+          res.panels_id = rarg(r.get()).id;
     res.a_computed = !ai, res.b_computed = !bi;
     return res;
   }
@@ -622,6 +638,11 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       if (ma >= 0 && na > ma && n > 0 && (n >= 4 * (total / n) || b_panels) && !mm->a_computed &&
           !mm->b_computed)
         outer_n = std::pair{mm->m_id, mm->n_id};
+      // n one panel (the tile reads it whole, so its axis goes): the panels' axis goes
+      // outermost instead.
+      const int pa = axis_of_id(k, mm->panels_id);
+      if (outer_n && pa > ma && n <= 2 * std::max<int64_t>(caps.vector_lanes, 4))
+        outer_n = std::pair{mm->m_id, mm->panels_id};
     }
     if (cpu_matmul_tile(k, caps, apply)) {
       if (outer_n)
