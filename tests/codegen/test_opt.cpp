@@ -219,6 +219,36 @@ TEST_SUITE("codegen.opt") {
     CHECK(vector_accesses(ks[2]) > 0);
   }
 
+  TEST_CASE("a column sum on the CPU: the outputs go a vector wide") {
+    // Per-channel sums of a channels-last activation, out[c] = sum over (b, p) of
+    // x[b, p, c]: x is contiguous along the output axis and strided along both reduce axes,
+    // so the outputs are upcast by the vector width (whole vector loads of neighbouring
+    // channels) and the short inner reduce is unrolled.
+    const int64_t B = 8, P = 6, C = 64;
+    auto out = buf(0, dtypes::float32, C), x = buf(1, dtypes::float32, B * P * C);
+    auto c = rng(C, 0), b = rng(B, 1, AxisType::Reduce), p = rng(P, 2, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, c, reduce(Ops::ADD, ld(x, b * (P * C) + p * C + c), {b, p}))});
+    auto xv = pattern(B * P * C, 7, 3);
+    std::vector<float> ref(C);
+    for (int64_t q = 0; q < B; ++q)
+      for (int64_t t = 0; t < P; ++t)
+        for (int64_t y = 0; y < C; ++y) ref[y] += xv[q * P * C + t * C + y];
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(0, 16), unroll(1, 0)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(0, 8), unroll(1, 0)});
+    }
+    run_all(
+        ast, {upcast(0, 16), unroll(1, 0)},
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(C), HostBuf::of(xv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+  }
+
   TEST_CASE("max reduce over negative values, float and int") {
     const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(

@@ -751,6 +751,38 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     if (upcasted_ids.size() >= 2) break;
   }
 
+  // A CPU column reduce: few outputs (the upcasts above need 1024), each a sum over rows of an
+  // input read contiguously along the outputs and strided along every reduce axis (per-channel
+  // sums of a channels-last activation: a batch norm's statistics, a bias's gradient). One
+  // output per loop reads one float of each cache line, and the neighbouring outputs read the
+  // same lines again later, from memory once the input outgrows L2. Upcast by the vector
+  // width, each load is a whole vector of neighbouring outputs (beautiful_mnist's 64-channel
+  // sums over 512 x 6 x 6: 1.9 -> 8.3 GB/s, its training step 295 -> 226 ms on a
+  // 2-core Xeon).
+  if (!caps.has_local && upcasted_ids.empty() && output_size(k) && *output_size(k) < 1024) {
+    const auto red = opt_axes(k, true);
+    std::unordered_set<const UOp*> stored_at;
+    for (const UOp* u : k->toposort())
+      if (u->op == Ops::STORE) stored_at.insert(u->src[0].get());
+    const auto out_axes = opt_axes(k, false);
+    for (size_t a = 0; a < out_axes.size() && !red.empty(); ++a) {
+      const UOp* r = out_axes[a].get();
+      const int64_t s = const_size(r), w = std::max<int64_t>(caps.vector_lanes, 4);
+      if (rarg(r).type != AxisType::Global || s <= 0 || s % w != 0) continue;
+      bool column = false;
+      for (const UOp* b : accesses(k)) {
+        if (stored_at.count(b) || stride(b, r) != 1) continue;
+        bool strided = true;
+        for (const auto& rr : red) strided &= stride(b, rr.get()) > 1;
+        column |= strided;
+      }
+      if (!column) continue;
+      apply({OptOp::UPCAST, static_cast<int>(a), static_cast<int>(s == w ? 0 : w)});
+      upcasted_ids.push_back(rarg(r).id);
+      break;
+    }
+  }
+
   // With 32 vector registers (16 lanes: AVX-512), a long reduce into two upcast axes (a
   // convolution's weight gradient: output channels x input channels, summed over the batch's
   // pixels) takes more of the first axis, up to 128 accumulator lanes: each input vector loaded
