@@ -219,6 +219,35 @@ TEST_SUITE("codegen.opt") {
     CHECK(vector_accesses(ks[2]) > 0);
   }
 
+  TEST_CASE("a weight gradient whose window is narrower than a vector: the a @ b.T tile") {
+    // out[c, kx] = sum over x of g[c, x] * in[x + kx]: in is contiguous along n = kx, but kx
+    // (5) is narrower than a vector, so the tile is that of a @ b.T: both operands read along
+    // x, 8 lanes, 4 channels x the whole window of accumulators.
+    if (noopt() || !on_cpu()) return;
+    const int64_t C = 32, KX = 5, X = 24;
+    auto out = buf(0, dtypes::float32, C * KX), g = buf(1, dtypes::float32, C * X),
+         in = buf(2, dtypes::float32, X + KX - 1);
+    auto c = rng(C, 0), kx = rng(KX, 1), x = rng(X, 2, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, c * KX + kx, reduce(Ops::ADD, ld(g, c * X + x) * ld(in, x + kx), {x}))});
+    RendererCaps avx512 = cpu_caps();
+    avx512.vector_lanes = 16;
+    const std::vector<Opt> tile{upcast(0, 4), upcast(1, 0), unroll(0, 8)};
+    CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) == tile);
+    auto gv = pattern(C * X, 5, 2), iv = pattern(X + KX - 1, 3, 1);
+    std::vector<float> ref(C * KX);
+    for (int64_t y = 0; y < C; ++y)
+      for (int64_t w = 0; w < KX; ++w)
+        for (int64_t t = 0; t < X; ++t) ref[y * KX + w] += gv[y * X + t] * iv[t + w];
+    run_all(
+        ast, tile,
+        [&] {
+          return std::vector<HostBuf>{HostBuf::zeros<float>(C * KX), HostBuf::of(gv),
+                                      HostBuf::of(iv)};
+        },
+        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+  }
+
   TEST_CASE("a column sum on the CPU: the outputs go a vector wide") {
     // Per-channel sums of a channels-last activation, out[c] = sum over (b, p) of
     // x[b, p, c]: x is contiguous along the output axis and strided along both reduce axes,

@@ -367,17 +367,6 @@ bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
   if (!mm) return false;
   const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
   const bool wide = lanes >= 16;
-  int64_t tm, tn, tk;
-  if (mm->b_along_n) {
-    tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
-  } else {
-    tm = 4, tn = wide ? 8 : 2, tk = std::min<int64_t>(lanes, 8);
-  }
-  if (!mm->b_along_n && mm->a_computed != mm->b_computed) {
-    tk = 16; // whole vectors of AVX-512; a Q4_0 block's 32 nibbles are two runs of 16 bytes
-    (mm->b_computed ? tm : tn) = wide ? 8 : 4;
-    (mm->b_computed ? tn : tm) = 1;
-  }
   auto size_of_id = [&](int64_t id) {
     const int a = axis_of_id(k, id);
     return a < 0 ? int64_t{-1} : const_size(opt_axes(k, false)[static_cast<size_t>(a)].get());
@@ -388,12 +377,29 @@ bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
     while (t > 1 && size % t != 0) t /= 2;
     return t;
   };
-  tm = fit(m, tm), tn = fit(n, tn), tk = fit(kn, tk);
+  // b contiguous along n but n narrower than a vector (a convolution's weight gradient: the
+  // input's window slides along kx = n, 5 wide, and along x = k): the tile of a @ b.T, both
+  // operands read along k, with n whole.
+  const bool along_n = mm->b_along_n && fit(n, 2 * lanes) >= lanes;
+  const bool narrow_n = mm->b_along_n && !along_n;
+  int64_t tm, tn, tk;
+  if (along_n) {
+    tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
+  } else {
+    tm = 4, tn = wide ? 8 : 2, tk = std::min<int64_t>(lanes, 8);
+  }
+  if (!along_n && mm->a_computed != mm->b_computed) {
+    tk = 16; // whole vectors of AVX-512; a Q4_0 block's 32 nibbles are two runs of 16 bytes
+    (mm->b_computed ? tm : tn) = wide ? 8 : 4;
+    (mm->b_computed ? tn : tm) = 1;
+  }
+  tm = fit(m, tm), tk = fit(kn, tk);
+  tn = narrow_n && n > 0 && n <= tn ? n : fit(n, tn);
   // Too small a tile is no tile: leave the kernel to the general rules.
-  if (tm * tn < 2 || tn < (mm->b_along_n ? lanes : 1) || tk < 2) return false;
+  if (tm * tn < 2 || tn < (along_n ? lanes : 1) || tk < 2) return false;
   const int last_red = static_cast<int>(opt_axes(k, true).size()) - 1;
   const Opt unroll_k{OptOp::UNROLL, last_red, static_cast<int>(tk == kn ? 0 : tk)};
-  if (!mm->b_along_n) {
+  if (!along_n) {
     // Both operands must read k's lanes as whole vectors once k is split.
     const UOpPtr split = graph_rewrite(apply_opt(k, unroll_k, caps), symbolic(), "simplify");
     const UOp* u = nullptr;
