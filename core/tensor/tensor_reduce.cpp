@@ -152,7 +152,12 @@ int64_t matmul_panel(const Tensor& a, const Tensor& b) {
     for (size_t i = 0; i + 2 < a.shape().size(); ++i) rows *= int64_t{a.shape()[i]};
   const int64_t k = b.shape()[b.ndim() - 2], n = b.shape()[b.ndim() - 1];
   if (rows < 64 || k < 16) return 0;
-  const int64_t w = matmul_panel_width(renderer_caps(a.device()));
+  int64_t w = 0;
+  try {
+    w = matmul_panel_width(renderer_caps(a.device()));
+  } catch (const Error&) {
+    return 0; // a device that cannot open here says why when the product is realized
+  }
   return w > 0 && n % w == 0 && n >= 4 * w ? w : 0;
 }
 
