@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -281,14 +282,15 @@ TEST_SUITE("codegen.beam") {
     CHECK(r.rounds >= 1);
     CHECK(r.candidates == static_cast<int64_t>(r.timed.size()));
     CHECK(beam_stats().candidates - s0.candidates == r.candidates);
-    // The chosen Opts are among those timed, the fastest of them; the heuristic's were timed.
+    // The chosen Opts are among those timed: the fastest of them, or the heuristic's (timed
+    // too) when the fastest, timed again beside them, was not clearly faster.
     const RendererCaps& caps = target_caps();
     const std::vector<Opt> heuristic = hand_coded_optimizations(simplify_kernel(c.ast), caps);
     bool chosen_timed = false, heuristic_timed = false;
-    double heuristic_s = 0;
+    double heuristic_s = 0, fastest = std::numeric_limits<double>::infinity();
     for (const BeamCandidate& t : r.timed) {
       CHECK(t.seconds > 0);
-      CHECK(r.seconds <= t.seconds);
+      fastest = std::min(fastest, t.seconds);
       if (t.opts == r.opts) chosen_timed = true;
       if (t.opts == heuristic) {
         heuristic_timed = true;
@@ -297,7 +299,11 @@ TEST_SUITE("codegen.beam") {
     }
     CHECK(chosen_timed);
     CHECK(heuristic_timed);
-    CHECK(r.seconds <= heuristic_s);
+    if (r.opts != heuristic) {
+      CHECK(r.seconds == fastest);
+      CHECK(r.seconds <= heuristic_s);
+    }
+    CHECK(r.seconds > 0);
     // The search stored into scratch copies, never into the kernel's own output.
     CHECK(dev.read(0) == out_before);
 

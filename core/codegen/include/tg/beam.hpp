@@ -44,8 +44,10 @@ struct BeamCandidate {
 };
 
 struct BeamResult {
-  std::vector<Opt> opts; // the fastest kernel's Opts (empty: the plain kernel)
-  double seconds = 0;    // its best time (0 when the result came from the cache)
+  // The fastest kernel's Opts (empty: the plain kernel), or the heuristic's when the fastest,
+  // timed again beside them in turns, was not 2% faster (a noisy machine's lucky runs).
+  std::vector<Opt> opts;
+  double seconds = 0; // its best time (0 when the result came from the cache)
   bool from_cache = false;
   int64_t candidates = 0; // candidates timed
   int64_t dropped = 0;    // candidates that did not lower, compile or run in time, or were too big
