@@ -38,6 +38,10 @@ std::optional<int64_t> coeff(const UOp* idx, const UOp* r) {
   return std::nullopt;
 }
 
+// The n of a CPU matmul's register tile for a @ b: two vector registers of a row of b. Also
+// the width of the column panels Tensor::matmul packs b into (matmul_panel_width).
+int64_t tile_n(const RendererCaps& caps) { return 2 * std::max<int64_t>(caps.vector_lanes, 4); }
+
 // The coefficient of range `r` in `idx` while r moves within one aligned tile of `w` values:
 // as coeff, except that x % c and x // c, for c a multiple of w and x with coefficient 1 in r,
 // read as x and as 0: the tile's values are consecutive in x % c and share x // c. That is how
@@ -291,7 +295,7 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
     for (const UOp* x : b) res.b_bufs.push_back(x->src[0]->arg);
     // b contiguous along n, or along each tile of n (b stored in column panels as wide as the
     // tile: Tensor::matmul packs it so on a CPU).
-    const int64_t panel = 2 * std::max<int64_t>(caps.vector_lanes, 4);
+    const int64_t panel = tile_n(caps);
     res.b_along_n =
         ai && bi &&
         (stride(bi, n_axis) == 1 ||
@@ -337,7 +341,7 @@ void cpu_matmul_pad(UOpPtr& k, const RendererCaps& caps, const Apply& try_apply)
   const int64_t lanes = std::max<int64_t>(caps.vector_lanes, 4);
   const bool wide = lanes >= 16;
   const int64_t tm = mm->b_along_n ? (wide ? 8 : 4) : 4;
-  const int64_t tn = mm->b_along_n ? 2 * lanes : (wide ? 4 : 2);
+  const int64_t tn = mm->b_along_n ? tile_n(caps) : (wide ? 4 : 2);
   for (const auto& [id, t] : {std::pair{mm->m_id, tm}, std::pair{mm->n_id, tn}}) {
     const int a = axis_of_id(k, id);
     if (a < 0) continue;
@@ -380,11 +384,11 @@ bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
   // b contiguous along n but n narrower than a vector (a convolution's weight gradient: the
   // input's window slides along kx = n, 5 wide, and along x = k): the tile of a @ b.T, both
   // operands read along k, with n whole.
-  const bool along_n = mm->b_along_n && fit(n, 2 * lanes) >= lanes;
+  const bool along_n = mm->b_along_n && fit(n, tile_n(caps)) >= lanes;
   const bool narrow_n = mm->b_along_n && !along_n;
   int64_t tm, tn, tk;
   if (along_n) {
-    tm = wide ? 8 : 4, tn = 2 * lanes, tk = 4;
+    tm = wide ? 8 : 4, tn = tile_n(caps), tk = 4;
   } else {
     tm = 4, tn = wide ? 8 : 2, tk = std::min<int64_t>(lanes, 8);
   }
@@ -543,9 +547,7 @@ template <class Apply> bool cpu_conv_tile(UOpPtr& k, const RendererCaps& caps, c
 
 } // namespace
 
-int64_t matmul_panel_width(const RendererCaps& caps) {
-  return caps.has_local ? 0 : 2 * std::max<int64_t>(caps.vector_lanes, 4);
-}
+int64_t matmul_panel_width(const RendererCaps& caps) { return caps.has_local ? 0 : tile_n(caps); }
 
 std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps& caps) {
   std::vector<Opt> applied;
@@ -647,8 +649,7 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       // n one panel (the tile reads it whole, so its axis goes): the panels' axis goes
       // outermost instead.
       const int pa = axis_of_id(k, mm->panels_id);
-      if (outer_n && pa > ma && n <= 2 * std::max<int64_t>(caps.vector_lanes, 4))
-        outer_n = std::pair{mm->m_id, mm->panels_id};
+      if (outer_n && pa > ma && n <= tile_n(caps)) outer_n = std::pair{mm->m_id, mm->panels_id};
     }
     if (cpu_matmul_tile(k, caps, apply)) {
       if (outer_n)
