@@ -19,8 +19,10 @@ struct NormalizeCtx {
 
 // tinygrad's split_reduceop: a reduce of many elements into few outputs would run on one
 // thread, so its largest reduced axis of size d is split as (k, d/k): a first kernel reduces
-// d/k elements into k partials in parallel (stored), a second reduces the k partials. Returns
-// null when the reduce is small or no axis splits evenly.
+// d/k elements into k partials in parallel (stored), a second reduces the k partials. k is the
+// largest power of two from 256 down to 8 that leaves at least 32 rows a partial, so a batch
+// of 512 splits too (beautiful_mnist's per-channel batch norm sums over 512 x 20 x 20: 2.5 ->
+// 2.0 ms each on 2 cores). Returns null when the reduce is small or no axis splits evenly.
 UOpPtr split_reduce(const UOp& u, const UOpPtr& src, NormalizeCtx& ctx) {
   const auto& ra = std::get<ReduceArg>(u.arg);
   const Shape& in = *src->shape();
@@ -31,7 +33,7 @@ UOpPtr split_reduce(const UOp& u, const UOpPtr& src, NormalizeCtx& ctx) {
   for (int64_t a : ra.axes) {
     const int64_t d = in[static_cast<size_t>(a)];
     for (int64_t f = 256; f >= 8; f /= 2)
-      if (d % f == 0 && d / f >= 256 && (axis < 0 || f > k)) {
+      if (d % f == 0 && d / f >= 32 && (axis < 0 || f > k)) {
         axis = a, k = f;
         break;
       }

@@ -71,6 +71,10 @@ TEST_SUITE("schedule.kernels") {
     CHECK(kernels(realized({4, 1 << 18}).max({1}).schedule()) == 2);
     CHECK(kernels(realized({1000}).sum().schedule()) == 1);          // small: one kernel
     CHECK(kernels(realized({1024, 1024}).sum({1}).schedule()) == 1); // many outputs: parallel
+    // Per-channel sums over a batch of 512 (a batch norm's statistics, channels-last): the
+    // batch axis splits into partials of 32 rows and more.
+    CHECK(kernels(realized({512, 20, 20, 32}).sum({0, 1, 2}).schedule()) == 2);
+    CHECK(kernels(realized({512, 4, 4, 32}).sum({0, 1, 2}).schedule()) == 1); // 8192 per channel
     // On CPU the split sum matches a double-precision reference.
     std::vector<float> host(1 << 20);
     double want = 0;
