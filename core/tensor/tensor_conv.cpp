@@ -366,16 +366,18 @@ std::string conv_rule_name(const Ints& stride, const Pairs& pads, const Ints& di
 // vectors only when its output width is a multiple of 8 (two rows make 16 lanes) or large.
 // Other narrow widths (beautiful_mnist's 6 and 10, hlb_cifar10's 4) waste most lanes: its
 // 64 -> 64 3x3 to 6x6 runs at 185 GFLOP/s direct, 430 channels-last, where 8x8 outputs of 256
-// channels run 15% faster direct. Up to 15 wide: the next ops read the result through a
-// permutation, cheap for small images but not for large ones (channels-last, beautiful_mnist's
-// 20-wide conv made its BatchNorm's sums 4x slower and the step 10% slower). The product's tile
-// needs channels: at least 8 in (its reduce is unrolled by 4) and whole vectors of 16 out.
+// channels run 15% faster direct. Up to 23 wide: beautiful_mnist's 32 -> 32 5x5 to 20x20 runs
+// 46 -> 24 ms a step channels-last on a 2-core Xeon (its direct tile's rows are 16 + 4 lanes).
+// The next ops read the result channels-last, so its BatchNorm's per-channel sums read
+// columns; those are vectors of channels since the heuristic upcasts a column reduce (before
+// that, they ran 4x slower and wider outputs stayed direct). The product's tile needs
+// channels: at least 8 in (its reduce is unrolled by 4) and whole vectors of 16 out.
 bool channels_last_pays(const Tensor& x, const Tensor& w, const Ints& k, const Ints& stride,
                         const Pairs& pads, const Ints& dilation, int64_t groups) {
   const size_t last = k.size() - 1;
   const int64_t in = x.size(static_cast<int64_t>(2 + last)) + pads[last].first + pads[last].second;
   const int64_t width = (in - dilation[last] * (k[last] - 1) - 1) / stride[last] + 1;
-  return groups == 1 && w.size(1) >= 8 && w.size(0) % 16 == 0 && width < 16 && width % 8 != 0;
+  return groups == 1 && w.size(1) >= 8 && w.size(0) % 16 == 0 && width < 24 && width % 8 != 0;
 }
 
 // A convolution of the padded input xp as a matrix product of channels-last operands:
