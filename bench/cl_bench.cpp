@@ -141,6 +141,7 @@ void gemm_bench(Device& dev, const std::string& renderer, const RendererCaps& ca
     max_err = std::max(max_err, double(std::abs(out[t] - hc[t])));
   std::printf("  OpenBLAS  %-24s %-19s %9.2f ms %8.2f GFLOP/s (max |diff| of the last %.2g)\n",
               "cblas_sgemm", "", tb * 1e3, flops / tb * 1e-9, max_err);
+  tg_bench::let_openblas_threads_sleep();
 #endif
   for (DevicePtr b : bufs) al.free(b, static_cast<size_t>(n * n) * sizeof(float));
 }

@@ -9,9 +9,11 @@
 #include <cblas.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 namespace tg_bench {
 
@@ -30,6 +32,15 @@ inline void pin_openblas_kernels(char** argv) {
   setenv("OPENBLAS_CORETYPE", core, 1);
   execv("/proc/self/exe", argv);
   std::perror("execv /proc/self/exe"); // keep going with the generic kernels
+}
+
+// OpenBLAS's worker threads spin for a while after each call (THREAD_TIMEOUT, about 2^28
+// cycles) before they sleep, and while they spin they take the cores from whatever runs next:
+// a 1024 float32 matmul timed right after cblas_sasum ran at half its speed (0.47-0.53x of
+// sgemm, against 0.97-1.05x with OPENBLAS_NUM_THREADS=1 or after a pause). Call this after an
+// anchor, before timing anything else.
+inline void let_openblas_threads_sleep() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
 }
 
 } // namespace tg_bench

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     });
     std::printf("      OpenBLAS saxpy %8.2f ms %7.2f GB/s | ratio tg/saxpy %.2f\n", t_axpy * 1e3,
                 add_bytes / t_axpy * 1e-9, t_axpy / t_add);
+    tg_bench::let_openblas_threads_sleep();
   }
 #endif
 
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
         best_of(runs, [&] { blas_sum = cblas_sasum(static_cast<int>(n), ha.data(), 1); });
     std::printf("      OpenBLAS sasum %8.2f ms %7.2f GB/s | ratio tg/sasum %.2f (sasum %.6g)\n",
                 t_asum * 1e3, sum_bytes / t_asum * 1e-9, t_asum / t_sum, blas_sum);
+    tg_bench::let_openblas_threads_sleep();
   }
 #endif
 
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
     max_err = std::max(max_err, double(std::abs(tz[i] - hz[i])));
   std::printf(" | OpenBLAS sgemm %8.2f ms %7.2f GFLOP/s | ratio %.3f (max |diff| %.2g)\n",
               t_blas * 1e3, flops / t_blas * 1e-9, t_blas / t_mm, max_err);
+  tg_bench::let_openblas_threads_sleep();
 #else
   std::printf(" | OpenBLAS not found at build time (install libopenblas-dev)\n");
 #endif
