@@ -127,7 +127,8 @@ TEST_SUITE("tensor.matmul") {
 
   // On a CPU a float32 a @ b with at least 64 rows copies b into column panels as wide as the
   // register tile first (CPU_MATMUL_PACK): one more kernel, the same products. n = 256 is at
-  // least four panels of every vector width (32 floats with AVX-512, 16 with AVX2, 8 with SSE).
+  // least four panels of every vector width (32 floats with AVX-512, 16 with AVX2, 8 with SSE);
+  // 250 and 130 are padded to whole panels with zero columns, cut off after.
   TEST_CASE("b packed into column panels: shapes, batches, transposed b, gradients") {
     const DType f = dtypes::float32;
     const bool cpu = Tensor::zeros({1}).device().rfind("CPU", 0) == 0;
@@ -135,9 +136,9 @@ TEST_SUITE("tensor.matmul") {
       Shape a, b;
       bool bt; // b from transposed storage
     };
-    for (const Case& c :
-         {Case{{96, 40}, {40, 256}, false}, Case{{2, 48, 24}, {24, 256}, false},
-          Case{{3, 64, 20}, {3, 20, 256}, false}, Case{{64, 32}, {32, 256}, true}}) {
+    for (const Case& c : {Case{{96, 40}, {40, 256}, false}, Case{{2, 48, 24}, {24, 256}, false},
+                          Case{{3, 64, 20}, {3, 20, 256}, false}, Case{{64, 32}, {32, 256}, true},
+                          Case{{96, 40}, {40, 250}, false}, Case{{64, 24}, {24, 130}, true}}) {
       CAPTURE(c.a.size());
       CAPTURE(c.bt);
       Arr a = random_arr(c.a, -2, 2, f, 11), b = random_arr(c.b, -2, 2, f, 12);
@@ -168,7 +169,8 @@ TEST_SUITE("tensor.matmul") {
     for (const auto& [as, bs] : {std::pair<Shape, Shape>{{64, 24}, {24, 256}},
                                  {{2, 48, 24}, {24, 256}},
                                  {{64, 24}, {2, 24, 256}},
-                                 {{2, 1, 64, 24}, {3, 24, 256}}}) {
+                                 {{2, 1, 64, 24}, {3, 24, 256}},
+                                 {{64, 24}, {24, 250}}}) {
       CAPTURE(as.size());
       CAPTURE(bs.size());
       Arr a = random_arr(as, -1, 1, f, 13), b = random_arr(bs, -1, 1, f, 14);

@@ -298,8 +298,7 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
     const int64_t panel = tile_n(caps);
     res.b_along_n =
         ai && bi &&
-        (stride(bi, n_axis) == 1 ||
-         (const_size(n_axis) % panel == 0 && coeff_in_tile(bi->src[1].get(), n_axis, panel) == 1));
+        (stride(bi, n_axis) == 1 || coeff_in_tile(bi->src[1].get(), n_axis, panel) == 1);
     if (res.b_along_n) res.b_row_bytes = stride(bi, kr) * bi->dtype.scalar_itemsize();
     if (res.b_along_n && stride(bi, kr) == const_size(n_axis))
       for (const auto& r : out)
@@ -384,8 +383,8 @@ bool cpu_matmul_tile(UOpPtr& k, const RendererCaps& caps, const Apply& apply) {
   // b contiguous along n but n narrower than a vector (a convolution's weight gradient: the
   // input's window slides along kx = n, 5 wide, and along x = k): the tile of a @ b.T, both
   // operands read along k, with n whole.
-  const bool along_n = mm->b_along_n && fit(n, tile_n(caps)) >= lanes;
-  const bool narrow_n = mm->b_along_n && !along_n;
+  const bool narrow_n = mm->b_along_n && n > 0 && n < lanes;
+  const bool along_n = mm->b_along_n && !narrow_n;
   int64_t tm, tn, tk;
   if (along_n) {
     tm = wide ? 8 : 4, tn = tile_n(caps), tk = 4;
