@@ -193,9 +193,10 @@ Tensor Tensor::matmul(const Tensor& o) const {
     Shape order;
     for (int64_t i = 0; i + 3 < nd; ++i) order.push_back(i);
     order.insert(order.end(), {nd - 2, nd - 3, nd - 1});
-    Shape ps = bp.reshape(split).permute(order).shape();
+    const Tensor panel_view = bp.reshape(split).permute(order);
+    Shape ps = panel_view.shape();
     ps.insert(ps.end() - 3, 1);
-    const Tensor panels = bp.reshape(split).permute(order).contiguous().reshape(ps);
+    const Tensor panels = panel_view.contiguous().reshape(ps);
     Shape xs = a.shape();
     xs.insert(xs.end() - 1, 1);
     xs.push_back(1);
