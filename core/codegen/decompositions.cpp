@@ -158,4 +158,26 @@ UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& /*caps*/) {
   return graph_rewrite(ast, pm, "fast_idiv");
 }
 
+UOpPtr decompose_dot4(const UOpPtr& ast, const RendererCaps& caps) {
+  if (caps.has_dot4) return ast;
+  static const PatternMatcher pm({
+      {UPat(DOT4).named("x"),
+       [](const Captures& c) -> UOpPtr {
+         const UOpPtr& x = c["x"];
+         const UOpPtr &a = x->src[1], &b = x->src[2];
+         UOpPtr sum = x->src[0];
+         for (int64_t k = 0; k < 4; ++k) {
+           const UOpPtr sh = x->const_like(8 * k), mask = x->const_like(255);
+           const UOpPtr ua = a->alu(SHR, {sh})->alu(AND, {mask});
+           // The byte as a signed number: (v ^ 128) - 128 sign-extends without shifting left.
+           const UOpPtr ub = b->alu(SHR, {sh})->alu(AND, {mask});
+           const UOpPtr sb = ub->alu(XOR, {x->const_like(128)}) - x->const_like(128);
+           sum = sum + ua * sb;
+         }
+         return sum;
+       }},
+  });
+  return graph_rewrite(ast, pm, "decompose_dot4");
+}
+
 } // namespace tg

@@ -80,7 +80,7 @@ KernelEstimates estimate_kernel(const LoweredKernel& kernel, std::span<const int
       lds_by_slot[slot] += bytes;
       params[slot] = p;
     } else if (GroupOp::ALU.contains(u->op) && !indexing.count(u)) {
-      est.ops += mult * (u->op == Ops::MULACC ? 2 : 1) * u->dtype.count;
+      est.ops += mult * (u->op == Ops::MULACC ? 2 : u->op == Ops::DOT4 ? 8 : 1) * u->dtype.count;
     }
   }
   // A buffer is read whole at most once per launch in the ideal; one of unknown size counts

@@ -129,6 +129,7 @@ const Pass<KernelLowering> kCodegenPasses[] = {
     {"transcendentals",
      [](KernelLowering& c) { c.sink = decompose_transcendentals(c.sink, *c.caps); }},
     {"fast_idiv", [](KernelLowering& c) { c.sink = decompose_int_division(c.sink, *c.caps); }},
+    {"dot4", [](KernelLowering& c) { c.sink = decompose_dot4(c.sink, *c.caps); }},
     // The renderer's own decompositions (ops it lacks), with the built-in ones.
     {"renderer_decompositions",
      [](KernelLowering& c) {

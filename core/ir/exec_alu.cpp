@@ -311,6 +311,20 @@ std::optional<ConstValue> exec_alu(Ops op, DType dtype, std::span<const ConstVal
     const ConstValue pc[2] = {*prod, operands[2]};
     return exec_alu(Ops::ADD, dtype, pc);
   }
+  if (op == Ops::DOT4) {
+    if (s != ScalarType::Int32) return std::nullopt;
+    const auto word = [](const ConstValue& v) {
+      return static_cast<uint32_t>(static_cast<int32_t>(int_operand(v)));
+    };
+    const uint32_t a = word(operands[1]), b = word(operands[2]);
+    uint32_t acc = word(operands[0]); // unsigned: the sum wraps, as vpdpbusd's does
+    for (int k = 0; k < 4; ++k) {
+      const int32_t ua = static_cast<int32_t>((a >> (8 * k)) & 0xff);
+      const int32_t sb = static_cast<int8_t>(static_cast<uint8_t>(b >> (8 * k)));
+      acc += static_cast<uint32_t>(ua * sb);
+    }
+    return ConstValue(static_cast<int64_t>(static_cast<int32_t>(acc)));
+  }
   const ConstValue& x = operands[0];
   const ConstValue& y = operands.size() > 1 ? operands[1] : operands[0];
   if (s == ScalarType::Bool) return exec_bool(op, truthy(x), truthy(y));

@@ -289,6 +289,9 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
       return int_result(p.lo, p.hi, dtype);
     }
     return full();
+  case DOT4: // four products of a byte in 0..255 and one in -128..127
+    if (n == 3) return int_result(r(0).lo + 4 * 255 * -128, r(0).hi + 4 * 255 * 127, dtype);
+    return full();
   case IDIV:
     if (n == 2) {
       Range a = r(0), b = r(1);

@@ -20,6 +20,7 @@ std::string_view op_name(Ops op) {
     "REDUCE",
     "WMMA", "CUSTOM",
     "CONTIGUOUS_BACKWARD", "CUSTOM_VJP", "SCATTER_ADD",
+    "DOT4",
   };
   // clang-format on
   auto i = static_cast<size_t>(op);

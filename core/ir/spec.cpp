@@ -208,6 +208,10 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     });
     set(WHERE, 3, 3, where_check);
     set(MULACC, 3, 3, alu_check(false, false));
+    set(DOT4, 3, 3, [](const UOp& u) {
+      if (u.dtype.scalar_type != ScalarType::Int32) return std::string("DOT4 works on int32");
+      return same_dtype_as_srcs(u);
+    });
     set(CAST, 1, 1);
     set(BITCAST, 1, 1, bitcast_check);
     set(VECTORIZE, 1, -1, vectorize_check);

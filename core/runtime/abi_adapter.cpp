@@ -35,6 +35,11 @@ struct RendererCapsV1_1 {
   const PatternMatcher* extra_matcher;
   const PatternMatcher* decompositions;
 };
+// RendererCaps as ABI 1.2 laid it out, frozen: 1.1's fields and vector_lanes.
+struct RendererCapsV1_2 {
+  RendererCapsV1_1 v1_1;
+  int64_t vector_lanes;
+};
 // Each minor only appended (1.1 replaced 1.0's last field): the shared fields sit where the
 // current struct has them.
 static_assert(offsetof(RendererCaps, has_transcendentals) ==
@@ -49,6 +54,8 @@ static_assert(offsetof(RendererCaps, tensor_cores) == offsetof(RendererCapsV1_1,
 static_assert(offsetof(RendererCaps, extra_matcher) == offsetof(RendererCapsV1_1, extra_matcher));
 static_assert(offsetof(RendererCaps, decompositions) == offsetof(RendererCapsV1_1, decompositions));
 static_assert(offsetof(RendererCaps, vector_lanes) >= sizeof(RendererCapsV1_1));
+static_assert(offsetof(RendererCaps, vector_lanes) == offsetof(RendererCapsV1_2, vector_lanes));
+static_assert(offsetof(RendererCaps, has_dot4) >= sizeof(RendererCapsV1_2));
 
 // The fields every minor has, from either frozen layout.
 template <class Old> void copy_1_0_fields(const Old& old, RendererCaps& caps) {
@@ -74,6 +81,8 @@ public:
     caps_.tensor_cores = old.tensor_cores;
     caps_.extra_matcher = old.extra_matcher;
     caps_.decompositions = old.decompositions;
+    if (minor >= 2)
+      caps_.vector_lanes = reinterpret_cast<const RendererCapsV1_2&>(inner.caps()).vector_lanes;
   }
   std::string name() const override { return inner_.name(); }
   const RendererCaps& caps() const override { return caps_; }

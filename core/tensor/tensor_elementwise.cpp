@@ -371,6 +371,16 @@ Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
          y = expand_to(b.cast(dt), shape);
   return make(UOp::make(Ops::WHERE, dt, {c.uop(), x.uop(), y.uop()}), {&c, &x, &y});
 }
+Tensor Tensor::dot4(const Tensor& u8x4, const Tensor& s8x4) const {
+  for (const Tensor* t : {this, &u8x4, &s8x4})
+    if (t->dtype() != dtypes::int32)
+      throw Error("dot4: every operand must be int32 (four bytes packed in each), got " +
+                  t->dtype().name() + "; pack the bytes with shifts and bitwise_or first");
+  same_device({this, &u8x4, &s8x4}, "dot4");
+  const Shape shape = broadcast_shape({this, &u8x4, &s8x4}, "dot4");
+  Tensor c = expand_to(*this, shape), a = expand_to(u8x4, shape), b = expand_to(s8x4, shape);
+  return make(UOp::make(Ops::DOT4, dtypes::int32, {c.uop(), a.uop(), b.uop()}), {&c, &a, &b});
+}
 Tensor Tensor::where(Scalar a, const Tensor& b) const { return where(b.scalar_like(a), b); }
 Tensor Tensor::where(const Tensor& a, Scalar b) const { return where(a, a.scalar_like(b)); }
 Tensor Tensor::where(Scalar a, Scalar b) const {

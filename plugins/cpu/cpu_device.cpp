@@ -5,20 +5,28 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
 
 namespace tg::cpu {
 
 std::string host_cpu() { return llvm::sys::getHostCPUName().str(); }
 
+namespace {
+bool host_has(const char* feature) {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto it = features.find(feature);
+  return it != features.end() && it->second;
+}
+} // namespace
+
 int64_t host_vector_lanes() {
-  const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](const char* f) {
-    auto it = features.find(f);
-    return it != features.end() && it->second;
-  };
-  if (has("avx512f")) return 16;
-  if (has("avx")) return 8;
+  if (host_has("avx512f")) return 16;
+  if (host_has("avx")) return 8;
   return 4;
+}
+
+bool host_has_vpdpbusd() {
+  return knobs::CPU_DOT4.get() != 0 && host_has("avx512vnni") && host_has("avx512vl");
 }
 
 CpuDevice::CpuDevice(std::string arch)

@@ -21,6 +21,9 @@ std::string host_cpu();
 // The float32 lanes of this machine's widest vector registers, which both renderers compile
 // for: 16 with AVX-512F, 8 with AVX, 4 otherwise (SSE).
 int64_t host_vector_lanes();
+// Whether the host has vpdpbusd on 128-, 256- and 512-bit vectors (AVX512-VNNI with AVX512-VL)
+// and CPU_DOT4 allows it: the LLVM renderer then spells Ops::DOT4 with it.
+bool host_has_vpdpbusd();
 
 class CpuDevice : public Device {
 public:
@@ -44,7 +47,7 @@ public:
 private:
   std::string arch_;
   HostAllocator allocator_;
-  LlvmRenderer llvm_renderer_{host_vector_lanes()};
+  LlvmRenderer llvm_renderer_{host_vector_lanes(), host_has_vpdpbusd()};
   CRenderer c_renderer_{host_vector_lanes()};
   std::shared_ptr<CpuRuntime> runtime_;
   std::mutex mu_; // the lazily created parts below

@@ -5,8 +5,9 @@
 
 namespace tg::cpu {
 
-LlvmRenderer::LlvmRenderer(int64_t vector_lanes) {
+LlvmRenderer::LlvmRenderer(int64_t vector_lanes, bool vpdpbusd) {
   caps_.vector_lanes = vector_lanes;
+  caps_.has_dot4 = vpdpbusd;
   caps_.has_local = false;
   caps_.has_shared = false;
   caps_.supports_float4 = true;
@@ -68,6 +69,65 @@ void LlvmRenderer::render_barrier(LLVMIRContext&, const UOp&) const {}
 std::string LlvmRenderer::render_local(LLVMIRContext& c, const UOp& u) const {
   if (u.dtype.size <= 0) unsupported(u, "work-group memory needs a positive size");
   return alloca_array(c, u.dtype.base(), u.dtype.size);
+}
+
+namespace {
+std::string vec_type(int64_t n) { return "<" + std::to_string(n) + " x i32>"; }
+
+// Lanes [first, first + n) of the int32 vector `v` of `from` lanes (from == 1: a scalar) as a
+// vector of `to` lanes, the lanes past `from` poison.
+std::string lanes(LLVMIRContext& c, const std::string& v, int64_t from, int64_t first, int64_t n,
+                  int64_t to) {
+  if (from == 1) return c.op("insertelement " + vec_type(to) + " poison, i32 " + v + ", i32 0");
+  std::string mask;
+  for (int64_t i = 0; i < to; ++i)
+    mask += (i ? ", i32 " : "i32 ") + (i < n ? std::to_string(first + i) : std::string("poison"));
+  return c.op("shufflevector " + vec_type(from) + " " + v + ", " + vec_type(from) + " poison, " +
+              vec_type(to) + " <" + mask + ">");
+}
+} // namespace
+
+// DOT4 as vpdpbusd: one instruction per 4, 8 or 16 lanes; a wider vector is split into 16-lane
+// pieces and joined again, a narrower or odd one padded with poison lanes.
+std::string LlvmRenderer::render_dot4(LLVMIRContext& c, const UOp& u) const {
+  if (!caps_.has_dot4) return LLVMIRRenderer::render_dot4(c, u);
+  const int64_t n = u.dtype.count;
+  int64_t padded = 4;
+  while (padded < n) padded *= 2;
+  const int64_t piece = std::min<int64_t>(padded, 16);
+  const std::string pt = vec_type(piece);
+  const std::string fn = "@llvm.x86.avx512.vpdpbusd." + std::to_string(32 * piece);
+  c.declares.insert("declare " + pt + " " + fn + "(" + pt + ", " + pt + ", " + pt + ")");
+  std::vector<std::string> results;
+  for (int64_t first = 0; first < padded; first += piece) {
+    if (first >= n) { // a piece wholly past the lanes there are
+      results.push_back("poison");
+      continue;
+    }
+    const int64_t take = std::min(piece, n - first);
+    std::string args;
+    for (int i = 0; i < 3; ++i) {
+      const std::string& v = c[u.src[i]];
+      const std::string arg = n == piece ? v : lanes(c, v, n, first, take, piece);
+      args += (i ? ", " : "") + pt + " " + arg;
+    }
+    results.push_back(c.op("call " + pt + " " + fn + "(" + args + ")"));
+  }
+  // Join the pieces pairwise (their count is a power of two).
+  for (int64_t w = piece; results.size() > 1; w *= 2) {
+    std::vector<std::string> joined;
+    for (size_t i = 0; i < results.size(); i += 2) {
+      std::string mask;
+      for (int64_t l = 0; l < 2 * w; ++l) mask += (l ? ", i32 " : "i32 ") + std::to_string(l);
+      joined.push_back(c.op("shufflevector " + vec_type(w) + " " + results[i] + ", " + vec_type(w) +
+                            " " + results[i + 1] + ", " + vec_type(2 * w) + " <" + mask + ">"));
+    }
+    results = std::move(joined);
+  }
+  const std::string& r = results[0];
+  if (n == padded) return r;
+  if (n == 1) return c.op("extractelement " + pt + " " + r + ", i32 0");
+  return lanes(c, r, padded, 0, n, n);
 }
 
 std::string LlvmRenderer::render_kernel(const std::string& name, LLVMIRContext& c) const {

@@ -11,7 +11,9 @@ namespace tg::cpu {
 class LlvmRenderer : public LLVMIRRenderer {
 public:
   // `vector_lanes`: the float32 lanes of the host's vector registers (RendererCaps).
-  explicit LlvmRenderer(int64_t vector_lanes = 4);
+  // `vpdpbusd`: the host has AVX512-VNNI's vpdpbusd on every vector width, which then spells
+  // Ops::DOT4 (RendererCaps::has_dot4).
+  explicit LlvmRenderer(int64_t vector_lanes = 4, bool vpdpbusd = false);
   std::string name() const override { return "LLVM"; }
   const RendererCaps& caps() const override { return caps_; }
 
@@ -22,6 +24,7 @@ public:
   std::string render_local(LLVMIRContext& ctx, const UOp& local) const override;
   std::string render_kernel(const std::string& name, LLVMIRContext& ctx) const override;
   int64_t nontemporal_store_bytes() const override;
+  std::string render_dot4(LLVMIRContext& ctx, const UOp& dot4) const override;
 
 private:
   RendererCaps caps_;

@@ -220,9 +220,9 @@ TEST_SUITE("codegen.pipeline") {
     for (const auto& p : codegen_passes()) names.push_back(p.name);
     CHECK(names == std::vector<std::string_view>{
                        "simplify", "load_collapse", "optimize", "expand", "promote_half_float",
-                       "transcendentals", "fast_idiv", "renderer_decompositions", "group_reduces",
-                       "lower_reduces", "single_thread_wmma", "devectorize", "renderer_rules",
-                       "gpudims", "add_ends", "linearize"});
+                       "transcendentals", "fast_idiv", "dot4", "renderer_decompositions",
+                       "group_reduces", "lower_reduces", "single_thread_wmma", "devectorize",
+                       "renderer_rules", "gpudims", "add_ends", "linearize"});
   }
 
   // A copy of the table with one pass replaced.

@@ -203,6 +203,16 @@ TEST_SUITE("ir.exec_alu") {
     CHECK(ef(WHERE, dtypes::float32, {B(false), F(1.0), F(0.1)}) == static_cast<double>(0.1f));
   }
 
+  TEST_CASE("DOT4 adds four products of unsigned and signed bytes, wrapping") {
+    // bytes of a (lowest first) 1, 2, 3, 4 times b's 1, -1, 2, -2: 1 - 2 + 6 - 8 = -3.
+    CHECK(ei(DOT4, dtypes::int32, {I(10), I(0x04030201), I(0xFE02FF01)}) == 7);
+    // 0xff is 255 in a and -1 in b: 4 * 255 * -1.
+    CHECK(ei(DOT4, dtypes::int32, {I(0), I(-1), I(-1)}) == -1020);
+    CHECK(ei(DOT4, dtypes::int32, {I(INT32_MAX), I(1), I(1)}) == INT32_MIN);
+    // int32 only: other dtypes do not fold.
+    CHECK(!ex(DOT4, dtypes::int64, {I(0), I(1), I(1)}));
+  }
+
   TEST_CASE("integer powers") {
     CHECK(ei(POW, dtypes::int32, {I(2), I(10)}) == 1024);
     CHECK(ei(POW, dtypes::int8, {I(2), I(7)}) == -128);

@@ -34,6 +34,10 @@ public:
     // A 1.1 binary's caps end before vector_lanes: whatever lies there is not the plugin's
     // answer, and the core must not read it.
     caps_.vector_lanes = -1;
+#elif defined(FAKE_ABI_1_2)
+    caps_.vector_lanes = 8;
+    // A 1.2 binary's caps end before has_dot4: the core must not read it.
+    caps_.has_dot4 = true;
 #else
     caps_.vector_lanes = 8;
 #endif
@@ -155,6 +159,8 @@ constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR + 1;
 constexpr uint32_t kAbiMinor = 0;
 #elif defined(FAKE_ABI_1_1)
 constexpr uint32_t kAbiMinor = 1;
+#elif defined(FAKE_ABI_1_2)
+constexpr uint32_t kAbiMinor = 2;
 #else
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR;
 #endif

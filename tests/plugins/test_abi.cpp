@@ -94,6 +94,20 @@ TEST_SUITE("plugins.abi") {
     CHECK(d->renderer("TEXT").render("k", {}) == "k: 0 uops");
   }
 
+  TEST_CASE("a plugin built against ABI 1.2 still loads: it has no DOT4") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("abi12"));
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].abi.rfind("1.2 ", 0) == 0);
+    std::shared_ptr<Device> d = reg.open("ABI12:TEXT:fake3");
+    CHECK(d->arch() == "fake3");
+    const RendererCaps& caps = d->renderer("TEXT").caps();
+    CHECK(caps.vector_lanes == 8); // 1.2's own field
+    // 1.3's field is the default, not what lies past the end of a 1.2 caps struct.
+    CHECK(!caps.has_dot4);
+  }
+
   TEST_CASE("a current plugin's vector_lanes reaches the core unchanged") {
     DeviceRegistry reg(false);
     reg.add_search_path(case_dir("good"));

@@ -813,9 +813,40 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
         }
   }
 
+  // A sum of DOT4s (a quantized matmul's int8 dot products) unrolls its innermost reduce axes
+  // until the int32 lanes fill one vector register: one vpdpbusd then covers 64 bytes of the
+  // weight and 64 of the activations, and a block's scale is loaded once for its lanes.
+  const bool dot4_sum = !caps.has_local && std::ranges::any_of(k->toposort(), [](const UOp* u) {
+    return u->op == Ops::DOT4;
+  });
+  // The axes are planned innermost first and unrolled outermost first, which lays the lanes
+  // out in memory order (no permutes of the loaded words).
+  if (dot4_sum) {
+    const auto red = opt_axes(k, true);
+    std::vector<std::pair<int, int64_t>> plan; // (reduce axis, unroll amount; 0: whole)
+    int64_t room = caps.vector_lanes / lanes();
+    for (int a = static_cast<int>(red.size()) - 1; a >= 0 && room >= 2; --a) {
+      const int64_t s = const_size(red[static_cast<size_t>(a)].get());
+      if (s <= 1) break;
+      if (s <= room) {
+        plan.emplace_back(a, 0);
+        room /= s;
+        continue;
+      }
+      if (s % room == 0) plan.emplace_back(a, room);
+      break;
+    }
+    // Outermost first; an axis unrolled whole leaves the reduce axes, moving those after it.
+    int gone = 0;
+    for (auto it = plan.rbegin(); it != plan.rend(); ++it) {
+      apply({OptOp::UNROLL, it->first - gone, static_cast<int>(it->second)});
+      gone += it->second == 0;
+    }
+  }
+
   // Unroll the last reduce axis: whole when small (and the vectors stay within 128 lanes), else
   // by 4.
-  {
+  if (!dot4_sum) {
     const auto red = opt_axes(k, true);
     if (!red.empty() && lanes() < 32) {
       const int last = static_cast<int>(red.size()) - 1;

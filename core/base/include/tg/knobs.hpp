@@ -148,6 +148,8 @@ private:
       "CPU: elementwise kernels write outputs of at least this many MiB with non-temporal stores (past the caches)") \
   INT(CPU_MATMUL_PACK, 1, 0, 1, "0 or 1",                                                           \
       "CPU: a float32 a @ b with at least 64 rows first copies b into column panels its register tile reads whole (tg/codegen_opt.hpp matmul_panel_width); 0: b is read in place") \
+  INT(CPU_DOT4, 1, 0, 1, "0 or 1",                                                                  \
+      "CPU: DOT4 (the int8 dot product of quantized matmuls) as vpdpbusd where the host has AVX512-VNNI; 0: decomposed, and the LLM's quantized matmuls dequantize to float32 instead") \
   INT(CPU_THREADS, 0, 0, 4096, "0..4096", "at most this many threads per CPU kernel launch; 0: all cores") \
   STR(TG_PLUGIN_PATH, "", "folders or files, colon-separated",                                     \
       "searched for device plugins before the standard places")                                   \

@@ -27,6 +27,11 @@ UOpPtr decompose_transcendentals(const UOpPtr& ast, const RendererCaps& caps);
 // truncation toward zero is kept for negative numerators. DISABLE_FAST_IDIV=1 turns it off.
 UOpPtr decompose_int_division(const UOpPtr& ast, const RendererCaps& caps);
 
+// DOT4 (int32: src[0] plus four products of src[1]'s bytes read unsigned with src[2]'s read
+// signed) becomes shifts, masks, multiplies and adds where the renderer does not spell it
+// (!caps.has_dot4).
+UOpPtr decompose_dot4(const UOpPtr& ast, const RendererCaps& caps);
+
 // The approximations themselves, on a float32 or float64 value (scalar or vector); exposed for
 // tests. Accuracy and special values: docs/KERNEL_IR.md, "Decompositions".
 UOpPtr xexp2(const UOpPtr& d);

@@ -200,6 +200,10 @@ public:
   Tensor where(Scalar a, const Tensor& b) const;
   Tensor where(const Tensor& a, Scalar b) const;
   Tensor where(Scalar a, Scalar b) const;
+  // this + the dot product of the four bytes of each int32 of `u8x4` (read unsigned) with those
+  // of `s8x4` (read signed), all int32, broadcast, wrapping: the int8 dot product of quantized
+  // matmuls (Ops::DOT4; one vpdpbusd lane on a CPU with AVX512-VNNI, decomposed elsewhere).
+  Tensor dot4(const Tensor& u8x4, const Tensor& s8x4) const;
   Tensor cast(DType d) const;
   Tensor bitcast(DType d) const; // same itemsize
 

@@ -15,6 +15,10 @@
 // ABI 1.2 (minor 2) appends RendererCaps::vector_lanes (how many float32 lanes the target's
 // vector registers hold). The handshake itself is unchanged; a 1.1 plugin's renderers are
 // served through the same adapter, which answers vector_lanes with RendererCaps' default.
+//
+// ABI 1.3 (minor 3) appends Ops::DOT4 (tg/ir/ops.hpp) and RendererCaps::has_dot4 (whether the
+// renderer spells it). A 1.2 plugin's renderers are served through the adapter, which answers
+// has_dot4 with false, so codegen decomposes DOT4 before such a renderer sees it.
 #include <cstddef>
 #include <cstdint>
 
@@ -78,7 +82,7 @@ typedef const tg_plugin_info_v1* (*tg_plugin_query_v1_fn)();
 
 #define TG_PLUGIN_MAGIC 0x31505447u // "TGP1"
 #define TG_PLUGIN_ABI_MAJOR 1u
-#define TG_PLUGIN_ABI_MINOR 2u
+#define TG_PLUGIN_ABI_MINOR 3u
 // The handshake of ABI 1.0 ends before create_arch: the smallest struct the loader accepts.
 #define TG_PLUGIN_INFO_V1_0_SIZE 64u
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"

@@ -59,6 +59,11 @@ struct RendererCaps {
   // How many float32 lanes one vector register of the target holds (16 with AVX-512, 8 with
   // AVX2, 4 with SSE or NEON): the kernel optimizer sizes register tiles by it.
   int64_t vector_lanes = 4;
+  // ABI 1.3 (appended; a 1.2 plugin's caps end before it and read as false).
+  // The renderer spells Ops::DOT4 itself (an int8 dot product instruction such as x86's
+  // vpdpbusd); otherwise codegen decomposes DOT4 into shifts, masks, multiplies and adds, and a
+  // model picks another formulation where that is slower.
+  bool has_dot4 = false;
 };
 
 // Whether `u` computes in float16 or rounds to it between ops (an ALU op or a cast of float16

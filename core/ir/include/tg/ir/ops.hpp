@@ -40,9 +40,14 @@ enum class Ops : uint8_t {
   // (src[1], src[2]: (T, H); a negative row counts from the end, a row outside -V..V-1 adds
   // nothing): the scatter-add behind index_add, scatter_reduce(sum) and a gather's gradient
   SCATTER_ADD,
+  // ternary ALU, appended for the same reason: src[0] + the dot product of src[1]'s four bytes
+  // read unsigned with src[2]'s four bytes read signed, all int32 and wrapping (x86's vpdpbusd):
+  // the int8 dot product of quantized matmuls. Only a renderer with RendererCaps::has_dot4 sees
+  // it; codegen decomposes it into shifts, masks, multiplies and adds for every other one.
+  DOT4,
 };
 // clang-format on
-inline constexpr int kNumOps = static_cast<int>(Ops::SCATTER_ADD) + 1;
+inline constexpr int kNumOps = static_cast<int>(Ops::DOT4) + 1;
 static_assert(kNumOps <= 128, "OpSet holds at most 128 ops");
 
 std::string_view op_name(Ops op);
@@ -80,7 +85,7 @@ using enum Ops;
 inline constexpr OpSet Unary{EXP2, LOG2, SIN, SQRT, RECIPROCAL, NEG, TRUNC};
 inline constexpr OpSet Binary{ADD,   MUL, SHL, SHR, IDIV,     MAX, MOD,  CMPLT, CMPNE,
                               CMPEQ, XOR, OR,  AND, THREEFRY, SUB, FDIV, POW};
-inline constexpr OpSet Ternary{WHERE, MULACC};
+inline constexpr OpSet Ternary{WHERE, MULACC, DOT4};
 inline constexpr OpSet ALU = Unary | Binary | Ternary;
 inline constexpr OpSet Comparison{CMPLT, CMPNE, CMPEQ};
 // a op b == b op a: the matcher tries both source orders for these.
