@@ -1,0 +1,107 @@
+// Quantized matmuls as int8 dot products; see tg/ggml_int8.hpp.
+#include "tg/ggml_int8.hpp"
+
+#include <string>
+
+#include "tg/error.hpp"
+
+namespace tg {
+
+namespace {
+
+constexpr int64_t kBlock = 32;     // elements of a Q4_0 (and Q8_0) block
+constexpr int64_t kQ4_0Bytes = 18; // its float16 scale and 16 bytes of nibbles
+
+// Axis `axis` of `t` cut to [k, k + 1).
+Tensor slice(const Tensor& t, int64_t axis, int64_t k) {
+  PadArg r;
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    const int64_t n = static_cast<int64_t>(t.shape()[i]);
+    r.push_back(static_cast<int64_t>(i) == axis ? std::pair<sint, sint>{k, k + 1}
+                                                : std::pair<sint, sint>{0, n});
+  }
+  return t.shrink(r);
+}
+
+// Four bytes (uint32 values 0..255 along the last axis, which has 4) as the little-endian
+// int32 word they make; the last axis goes.
+Tensor word_of_bytes(const Tensor& bytes) {
+  const int64_t last = static_cast<int64_t>(bytes.shape().size()) - 1;
+  Tensor w = slice(bytes, last, 0);
+  for (int64_t k = 1; k < 4; ++k)
+    w = w.bitwise_or(slice(bytes, last, k).lshift(w.scalar_like(8 * k)));
+  Shape s = bytes.shape();
+  s.pop_back();
+  return w.reshape(s).bitcast(dtypes::int32);
+}
+
+Shape leading_then(const Tensor& x, std::initializer_list<int64_t> tail) {
+  Shape s(x.shape().begin(), x.shape().end() - 1);
+  for (int64_t v : tail) s.push_back(v);
+  return s;
+}
+
+} // namespace
+
+Q4_0Words ggml_q4_0_words(const Tensor& blocks, int64_t rows, int64_t cols) {
+  if (blocks.dtype() != dtypes::uint8)
+    throw Error("ggml_q4_0_words: the blocks must be uint8, not " + blocks.dtype().name());
+  if (rows <= 0 || cols <= 0 || cols % kBlock != 0)
+    throw Error("ggml_q4_0_words: a Q4_0 weight of " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " is not whole rows of 32-element blocks");
+  const int64_t nb = cols / kBlock, n = rows * nb;
+  if (blocks.numel() != n * kQ4_0Bytes)
+    throw Error("ggml_q4_0_words: " + std::to_string(blocks.numel()) + " bytes are not the " +
+                std::to_string(n) + " Q4_0 blocks of a " + std::to_string(rows) + " x " +
+                std::to_string(cols) + " weight");
+  const Tensor b = blocks.reshape({n, kQ4_0Bytes}).cast(dtypes::uint32);
+  const Tensor d16 = slice(b, 1, 0).bitwise_or(slice(b, 1, 1).lshift(b.scalar_like(8)));
+  Q4_0Words w;
+  w.d = d16.cast(dtypes::uint16).bitcast(dtypes::float16).reshape({rows, nb});
+  w.qs =
+      word_of_bytes(b.shrink({{0, n}, {2, kQ4_0Bytes}}).reshape({n, 4, 4})).reshape({rows, nb, 4});
+  w.rows = rows;
+  w.cols = cols;
+  return w;
+}
+
+Tensor ggml_linear_q4_0_int8(const Tensor& x, const Q4_0Words& w) {
+  if (x.dtype() != dtypes::float32)
+    throw Error("ggml_linear_q4_0_int8: x must be float32, not " + x.dtype().name());
+  if (x.shape().empty() || static_cast<int64_t>(x.shape().back()) != w.cols)
+    throw Error("ggml_linear_q4_0_int8: x's rows must have the weight's " + std::to_string(w.cols) +
+                " columns");
+  const int64_t nb = w.cols / kBlock, rows = w.rows;
+  // The activations as Q8_0 (quantize_row_q8_0): per block d = amax / 127 and q = round(x / d),
+  // laid out as the weight's words: element 16h + 4j + k of a block is byte k of word (h, j).
+  const Tensor xb = x.reshape(leading_then(x, {1, nb, 32}));
+  const Tensor d = xb.abs().max({-1}, true).div(xb.scalar_like(127.0)).contiguous();
+  const Tensor inv = d.ne(d.scalar_like(0.0)).where(d.reciprocal(), d.scalar_like(0.0));
+  const Tensor q =
+      xb.mul(inv).round().cast(dtypes::int32).reshape(leading_then(x, {1, nb, 2, 4, 4}));
+  const Tensor words = word_of_bytes(q.bitwise_and(q.scalar_like(255)).cast(dtypes::uint32));
+  // The weight's nibbles are 0..15 for q + 8: each word's dot product carries 8 times the sum
+  // of its four activations too, which the accumulator starts without.
+  const int64_t last = static_cast<int64_t>(q.shape().size()) - 1;
+  Tensor qsum = slice(q, last, 0);
+  for (int64_t k = 1; k < 4; ++k) qsum = qsum.add(slice(q, last, k));
+  // Both are read by every row of the weight: stored once (else the matmul would recompute
+  // them per row), by one kernel.
+  const Tensor both =
+      Tensor::stack({qsum.mul(q.scalar_like(-8)).reshape(words.shape()), words}, 0).contiguous();
+  const Tensor off = both[0], xq = both[1];
+  // Word (h, j) of a block: the low (h = 0) or high (h = 1) nibbles of its bytes 4j..4j+3.
+  const Tensor shift = Tensor::arange(2, dtypes::int32, w.qs.device()).mul(4).reshape({1, 1, 2, 1});
+  const Tensor nibbles = w.qs.reshape({rows, nb, 1, 4})
+                             .expand({rows, nb, 2, 4})
+                             .rshift(shift)
+                             .bitwise_and(w.qs.scalar_like(0x0F0F0F0F));
+  const Tensor dot = off.dot4(nibbles, xq); // (..., rows, nb, 2, 4)
+  // The two scales multiply each lane apart: their product would be a second input under the
+  // broadcast, which the scheduler stores in a kernel of its own.
+  const Tensor wd = w.d.cast(dtypes::float32).reshape({rows, nb, 1, 1});
+  const Tensor xd = d.reshape(leading_then(x, {1, nb, 1, 1}));
+  return dot.cast(dtypes::float32).mul(wd).mul(xd).sum({-3, -2, -1});
+}
+
+} // namespace tg
