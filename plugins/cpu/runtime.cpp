@@ -18,8 +18,26 @@ int cpu_threads_from_env() { return static_cast<int>(knobs::CPU_THREADS.get()); 
 CpuRuntime::CpuRuntime(int threads)
     : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_) {}
 
+namespace {
+// What splitting a launch costs, in ns of one thread's work: a split run takes about
+// kSplitNs + t / threads for t ns of work, so it pays from t = kSplitNs * threads / (threads - 1).
+constexpr double kSplitNs = 3000;
+// A first (split) launch shorter than this is worth one unsplit run to measure.
+constexpr double kProbeNs = 50000;
+
+// Whether this launch of n items runs on the caller's thread.
+bool run_unsplit(LaunchStats& s, int64_t n, int threads) {
+  const uint32_t k = s.launches.fetch_add(1, std::memory_order_relaxed);
+  const float item = s.item_ns.load(std::memory_order_relaxed);
+  if (item >= 0)
+    return static_cast<double>(item) * static_cast<double>(n) < kSplitNs * threads / (threads - 1);
+  const float first = s.first_split_ns.load(std::memory_order_relaxed);
+  return k >= 1 && first >= 0 && first < kProbeNs;
+}
+} // namespace
+
 double CpuRuntime::launch(KernelFn fn, const LaunchArgs& args, bool timed,
-                          std::atomic<uint64_t>* thread_mask) {
+                          std::atomic<uint64_t>* thread_mask, LaunchStats* stats) {
   // Buffers as the kernel's void* array; small kernels stay on the stack.
   void* small[16];
   std::vector<void*> large;
@@ -34,11 +52,23 @@ double CpuRuntime::launch(KernelFn fn, const LaunchArgs& args, bool timed,
   const int64_t n = args.global[0];
   if (n < 0) throw Error("CPU launch: global size " + std::to_string(n) + " is negative");
 
+  const bool measure = timed || stats;
   const auto t0 =
-      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  if (n <= 1 || threads_ == 1) {
+      measure ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto elapsed_ns = [&] {
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const bool single = n <= 1 || threads_ == 1;
+  if (single || (stats && run_unsplit(*stats, n, threads_))) {
     fn(bufs, vars, 0, n);
     if (thread_mask) thread_mask->fetch_or(1);
+    if (stats && !single) {
+      // The time per item, smoothed: the items' work may change with the kernel's variables.
+      const double per = elapsed_ns() / static_cast<double>(n);
+      const float old = stats->item_ns.load(std::memory_order_relaxed);
+      stats->item_ns.store(static_cast<float>(old < 0 ? per : 0.75 * old + 0.25 * per),
+                           std::memory_order_relaxed);
+    }
   } else {
     // About four chunks per thread: enough to balance uneven chunks, few enough that the
     // per-call overhead stays small.
@@ -53,9 +83,11 @@ double CpuRuntime::launch(KernelFn fn, const LaunchArgs& args, bool timed,
             }
           });
     });
+    if (stats && stats->first_split_ns.load(std::memory_order_relaxed) < 0)
+      stats->first_split_ns.store(static_cast<float>(elapsed_ns()), std::memory_order_relaxed);
   }
   if (!timed) return 0.0;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return elapsed_ns() * 1e-9;
 }
 
 } // namespace tg::cpu

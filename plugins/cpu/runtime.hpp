@@ -1,7 +1,8 @@
 #pragma once
 // Launching a CPU kernel: global dimension 0 is split into chunks that oneTBB runs on up to
 // CPU_THREADS threads (all cores by default); each chunk is one call of the kernel with its
-// [gidx0_begin, gidx0_end). A kernel with one work item runs on the caller's thread.
+// [gidx0_begin, gidx0_end). A kernel with one work item runs on the caller's thread, and so
+// does one whose whole run is shorter than splitting it costs (LaunchStats).
 #include <atomic>
 #include <memory>
 
@@ -18,14 +19,28 @@ using KernelFn = void (*)(void** buffers, const int64_t* vars, int64_t gidx0_beg
 // CPU_THREADS from the environment: >= 1 caps the threads, unset or 0 means all cores.
 int cpu_threads_from_env();
 
+// What a program's earlier launches measured, to decide whether the next one is split over the
+// threads. Splitting costs a few microseconds (waking the workers, joining them: 3 us with
+// TBB on the 2-core machines here, tg_bench_cpu "launch overhead"), which is most of the time of
+// the small kernels a decode step is made of (an LLM's norms, quantized activations, rope: a
+// third of the kernels of a 110M llama's step). The first launch is split and timed; when it
+// was short, the second runs on the caller's thread and measures the time per work item; from
+// then on a launch whose items would take less than the split's cost runs unsplit.
+struct LaunchStats {
+  std::atomic<float> item_ns{-1.f}; // one work item on one thread; < 0: not measured yet
+  std::atomic<float> first_split_ns{-1.f};
+  std::atomic<uint32_t> launches{0};
+};
+
 class CpuRuntime {
 public:
   explicit CpuRuntime(int threads); // 0: every core TBB sees
   int threads() const { return threads_; }
   // Runs fn over args.global[0] work items; returns seconds when timed. `thread_mask` (may be
-  // null) receives a bit per TBB thread slot that ran a chunk (slots >= 64 share bit 63).
-  double launch(KernelFn fn, const LaunchArgs& args, bool timed,
-                std::atomic<uint64_t>* thread_mask);
+  // null) receives a bit per TBB thread slot that ran a chunk (slots >= 64 share bit 63);
+  // `stats` (may be null: always split) the program's measurements (LaunchStats).
+  double launch(KernelFn fn, const LaunchArgs& args, bool timed, std::atomic<uint64_t>* thread_mask,
+                LaunchStats* stats = nullptr);
 
 private:
   int threads_;
@@ -38,16 +53,19 @@ public:
   CpuProgram(std::shared_ptr<CpuRuntime> rt, KernelFn fn, std::shared_ptr<void> code)
       : rt_(std::move(rt)), fn_(fn), code_(std::move(code)) {}
   double run(const LaunchArgs& args, bool timed) override {
-    return rt_->launch(fn_, args, timed, &thread_mask_);
+    return rt_->launch(fn_, args, timed, &thread_mask_, &stats_);
   }
   // The TBB thread slots that have run this program's chunks, one bit each (for tests).
   uint64_t thread_mask() const { return thread_mask_.load(); }
+  // What its launches measured (for tests).
+  const LaunchStats& launch_stats() const { return stats_; }
 
 private:
   std::shared_ptr<CpuRuntime> rt_;
   KernelFn fn_;
   std::shared_ptr<void> code_;
   std::atomic<uint64_t> thread_mask_{0};
+  LaunchStats stats_;
 };
 
 } // namespace tg::cpu

@@ -131,6 +131,41 @@ TEST_SUITE("cpu.runtime") {
     dev.allocator().free(buf, n * 4);
   }
 
+  TEST_CASE("a short kernel runs on the caller's thread once measured; a long one stays split") {
+    auto& dev = device();
+    if (dev.threads() < 2) return; // nothing is split on one thread
+    auto load_step = [&](int64_t n) {
+      return dev.load("step", dev.compiler("LLVM").compile(
+                                  dev.renderer("LLVM").render("step", step_kernel(n))));
+    };
+    auto stats = [](const std::shared_ptr<Program>& p) -> const tg::cpu::LaunchStats& {
+      return dynamic_cast<tg::cpu::CpuProgram&>(*p).launch_stats();
+    };
+    auto run = [&](const std::shared_ptr<Program>& p, int64_t n, int times) {
+      DevicePtr buf = dev.allocator().alloc(static_cast<size_t>(n) * 4);
+      LaunchArgs args;
+      args.buffers = {buf};
+      args.global = {n, 1, 1};
+      for (int i = 0; i < times; ++i) p->run(args, false);
+      dev.allocator().free(buf, static_cast<size_t>(n) * 4);
+    };
+    // 64 stores: the split costs more than the work. The second launch measures it unsplit.
+    auto small = load_step(64);
+    run(small, 64, 1);
+    CHECK(stats(small).item_ns.load() < 0);
+    CHECK(stats(small).first_split_ns.load() >= 0);
+    if (stats(small).first_split_ns.load() < 50000) { // not preempted in its first run
+      run(small, 64, 5);
+      CHECK(stats(small).item_ns.load() >= 0);
+    }
+    // 64M stores (tens of milliseconds): never run unsplit to be measured.
+    const int64_t big_n = int64_t{1} << 26;
+    auto big = load_step(big_n);
+    run(big, big_n, 3);
+    CHECK(stats(big).first_split_ns.load() > 50000);
+    CHECK(stats(big).item_ns.load() < 0);
+  }
+
   TEST_CASE("rendering an unsupported node raises a tg::Error naming it") {
     for (const std::string& rn : kRenderers) {
       CAPTURE(rn);
