@@ -77,8 +77,11 @@ Tensor ggml_linear_q4_0_int8(const Tensor& x, const Q4_0Words& w) {
   const Tensor xb = x.reshape(leading_then(x, {1, nb, 32}));
   const Tensor d = xb.abs().max({-1}, true).div(xb.scalar_like(127.0)).contiguous();
   const Tensor inv = d.ne(d.scalar_like(0.0)).where(d.reciprocal(), d.scalar_like(0.0));
+  // Rounded to nearest even by adding 1.5 * 2^23: the sum's low mantissa bits are then the
+  // integer (exact for |v| < 2^22; here |v| <= 127), with no float-to-int conversion.
+  const Tensor bits = xb.mul(inv).add(xb.scalar_like(12582912.0)).bitcast(dtypes::int32);
   const Tensor q =
-      xb.mul(inv).round().cast(dtypes::int32).reshape(leading_then(x, {1, nb, 2, 4, 4}));
+      bits.sub(bits.scalar_like(0x4B400000)).reshape(leading_then(x, {1, nb, 2, 4, 4}));
   const Tensor words = word_of_bytes(q.bitwise_and(q.scalar_like(255)).cast(dtypes::uint32));
   // The weight's nibbles are 0..15 for q + 8: each word's dot product carries 8 times the sum
   // of its four activations too, which the accumulator starts without.
