@@ -22,17 +22,16 @@ namespace {
 // What splitting a launch costs, in ns of one thread's work: a split run takes about
 // kSplitNs + t / threads for t ns of work, so it pays from t = kSplitNs * threads / (threads - 1).
 constexpr double kSplitNs = 3000;
-// A first (split) launch shorter than this is worth one unsplit run to measure.
+// A split launch shorter than this makes the next one an unsplit run, to measure.
 constexpr double kProbeNs = 50000;
 
 // Whether this launch of n items runs on the caller's thread.
 bool run_unsplit(LaunchStats& s, int64_t n, int threads) {
-  const uint32_t k = s.launches.fetch_add(1, std::memory_order_relaxed);
   const float item = s.item_ns.load(std::memory_order_relaxed);
   if (item >= 0)
     return static_cast<double>(item) * static_cast<double>(n) < kSplitNs * threads / (threads - 1);
-  const float first = s.first_split_ns.load(std::memory_order_relaxed);
-  return k >= 1 && first >= 0 && first < kProbeNs;
+  const float split = s.split_ns.load(std::memory_order_relaxed);
+  return split >= 0 && split < kProbeNs;
 }
 } // namespace
 
@@ -83,8 +82,11 @@ double CpuRuntime::launch(KernelFn fn, const LaunchArgs& args, bool timed,
             }
           });
     });
-    if (stats && stats->first_split_ns.load(std::memory_order_relaxed) < 0)
-      stats->first_split_ns.store(static_cast<float>(elapsed_ns()), std::memory_order_relaxed);
+    if (stats) {
+      const float t = static_cast<float>(elapsed_ns());
+      const float best = stats->split_ns.load(std::memory_order_relaxed);
+      if (best < 0 || t < best) stats->split_ns.store(t, std::memory_order_relaxed);
+    }
   }
   if (!timed) return 0.0;
   return elapsed_ns() * 1e-9;

@@ -23,13 +23,13 @@ int cpu_threads_from_env();
 // threads. Splitting costs a few microseconds (waking the workers, joining them: 3 us with
 // TBB on the 2-core machines here, tg_bench_cpu "launch overhead"), which is most of the time of
 // the small kernels a decode step is made of (an LLM's norms, quantized activations, rope: a
-// third of the kernels of a 110M llama's step). The first launch is split and timed; when it
-// was short, the second runs on the caller's thread and measures the time per work item; from
-// then on a launch whose items would take less than the split's cost runs unsplit.
+// third of the kernels of a 110M llama's step). Launches are split and timed until one is short
+// (a first launch is often slow: cold caches, page faults); the next runs on the caller's
+// thread and measures the time per work item; from then on a launch whose items would take
+// less than the split's cost runs unsplit.
 struct LaunchStats {
-  std::atomic<float> item_ns{-1.f}; // one work item on one thread; < 0: not measured yet
-  std::atomic<float> first_split_ns{-1.f};
-  std::atomic<uint32_t> launches{0};
+  std::atomic<float> item_ns{-1.f};  // one work item on one thread; < 0: not measured yet
+  std::atomic<float> split_ns{-1.f}; // the shortest split launch; < 0: none yet
 };
 
 class CpuRuntime {
