@@ -78,7 +78,7 @@ TEST_SUITE("data.ggml_int8") {
                          doctest::Contains("dot4: every operand must be int32"), Error);
   }
 
-  TEST_CASE("a Q4_0 matmul through int8 activations: llama.cpp's arithmetic, near float32's") {
+  TEST_CASE("Q4_0 and Q8_0 matmuls through int8 activations: llama.cpp's arithmetic") {
     const int64_t rows = 96, cols = 256;
     uint64_t s = 0x13198A2E03707344ull;
     std::vector<float> w(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(3 * cols));
@@ -86,70 +86,78 @@ TEST_SUITE("data.ggml_int8") {
     for (float& v : x) v = static_cast<float>(static_cast<int64_t>(next(s) % 2001) - 1000) / 250.f;
     x[7] = 40.f; // an outlier in one block, as activations have
     for (int i = 32; i < 64; ++i) x[static_cast<size_t>(i)] = 0.f; // an all-zero block
-    const std::vector<uint8_t> q = ggml_quantize(GgmlType::Q4_0, w, cols);
-    const Tensor blocks = Tensor::from_vector(q, Shape{static_cast<int64_t>(q.size())});
-    Q4_0Words words = ggml_q4_0_words(blocks, rows, cols);
-    words.qs = words.qs.contiguous().realize();
-    words.d = words.d.contiguous().realize();
-    const Tensor tx = Tensor::from_vector(x, Shape{3, 1, cols});
-    const Tensor dense = ggml_dequantize(blocks, GgmlType::Q4_0, Shape{rows, cols});
-    const std::vector<float> want = tx.linear(dense).to_vector<float>();
-    // The same arithmetic on the host: x quantized per 32 as quantize_row_q8_0 (d = amax / 127,
-    // q = x * (1 / d) rounded to nearest even), each block's integer products summed exactly
-    // and scaled by both blocks' scales.
-    const std::vector<float> wf = ggml_dequantize_host(GgmlType::Q4_0, q); // (q - 8) * d_w
-    std::vector<double> exact;
-    for (int64_t t = 0; t < 3; ++t)
-      for (int64_t r = 0; r < rows; ++r) {
-        double sum = 0;
-        for (int64_t b = 0; b < cols / 32; ++b) {
-          const float* xb = &x[static_cast<size_t>(t * cols + b * 32)];
-          float amax = 0;
-          for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(xb[i]));
-          const float d = amax / 127.f, inv = d != 0 ? 1.f / d : 0.f;
-          double block = 0;
-          for (int i = 0; i < 32; ++i)
-            block += static_cast<double>(wf[static_cast<size_t>(r * cols + b * 32 + i)]) *
-                     std::nearbyint(xb[i] * inv);
-          sum += block * d;
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+      CAPTURE(ggml_type_name(type));
+      const std::vector<uint8_t> q = ggml_quantize(type, w, cols);
+      const Tensor blocks = Tensor::from_vector(q, Shape{static_cast<int64_t>(q.size())});
+      DotWords words = ggml_dot_words(blocks, type, rows, cols);
+      words.qs = words.qs.contiguous().realize();
+      words.d = words.d.contiguous().realize();
+      const Tensor tx = Tensor::from_vector(x, Shape{3, 1, cols});
+      const Tensor dense = ggml_dequantize(blocks, type, Shape{rows, cols});
+      const std::vector<float> want = tx.linear(dense).to_vector<float>();
+      // The same arithmetic on the host: x quantized per 32 as quantize_row_q8_0 (d = amax / 127,
+      // q = x * (1 / d) rounded to nearest even), each block's integer products summed exactly
+      // and scaled by both blocks' scales.
+      const std::vector<float> wf = ggml_dequantize_host(type, q); // q * d_w
+      std::vector<double> exact;
+      for (int64_t t = 0; t < 3; ++t)
+        for (int64_t r = 0; r < rows; ++r) {
+          double sum = 0;
+          for (int64_t b = 0; b < cols / 32; ++b) {
+            const float* xb = &x[static_cast<size_t>(t * cols + b * 32)];
+            float amax = 0;
+            for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(xb[i]));
+            const float d = amax / 127.f, inv = d != 0 ? 1.f / d : 0.f;
+            double block = 0;
+            for (int i = 0; i < 32; ++i)
+              block += static_cast<double>(wf[static_cast<size_t>(r * cols + b * 32 + i)]) *
+                       std::nearbyint(xb[i] * inv);
+            sum += block * d;
+          }
+          exact.push_back(sum);
         }
-        exact.push_back(sum);
+      for (const char* dev : {"CPU", "CPU:C"}) {
+        CAPTURE(dev);
+        DotWords on = words;
+        on.qs = on.qs.to(dev);
+        on.d = on.d.to(dev);
+        const Tensor y = ggml_linear_int8(tx.to(dev), on);
+        CHECK(y.shape() == Shape{3, 1, rows});
+        const std::vector<float> got = y.to_vector<float>();
+        double err = 0, err_exact = 0, scale = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          err = std::max(err, std::abs(static_cast<double>(got[i] - want[i])));
+          err_exact = std::max(err_exact, std::abs(got[i] - exact[i]));
+          scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+        }
+        MESSAGE(ggml_type_name(type)
+                << " on " << std::string(dev) << ": max |int8 - float32| = " << err
+                << ", |int8 - host int8| = " << err_exact << ", outputs up to " << scale);
+        CHECK(err_exact <= 1e-5 * scale); // float32 summation order only
+        // The activations' rounding (one block holds an outlier 10x its neighbours): measured
+        // Q4_0 0.86 of outputs up to 64.
+        CHECK(err <= 0.03 * scale);
       }
-    for (const char* dev : {"CPU", "CPU:C"}) {
-      CAPTURE(dev);
-      Q4_0Words on = words;
-      on.qs = on.qs.to(dev);
-      on.d = on.d.to(dev);
-      const Tensor y = ggml_linear_q4_0_int8(tx.to(dev), on);
-      CHECK(y.shape() == Shape{3, 1, rows});
-      const std::vector<float> got = y.to_vector<float>();
-      double err = 0, err_exact = 0, scale = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        err = std::max(err, std::abs(static_cast<double>(got[i] - want[i])));
-        err_exact = std::max(err_exact, std::abs(got[i] - exact[i]));
-        scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-      }
-      MESSAGE(std::string(dev) << ": max |int8 - float32| = " << err << ", |int8 - host int8| = "
-                               << err_exact << ", outputs up to " << scale);
-      CHECK(err_exact <= 1e-5 * scale); // float32 summation order only
-      // The activations' rounding (one block holds an outlier 10x its neighbours): measured 0.86
-      // of outputs up to 64.
-      CHECK(err <= 0.03 * scale);
     }
   }
 
-  TEST_CASE("the Q4_0 words and the int8 matmul refuse what does not fit") {
+  TEST_CASE("the DOT4 words and the int8 matmul refuse what does not fit") {
     const Tensor blocks = Tensor::zeros({36}, dtypes::uint8);
-    CHECK_THROWS_WITH_AS(ggml_q4_0_words(blocks, 1, 48), doctest::Contains("not whole rows"),
-                         Error);
-    CHECK_THROWS_WITH_AS(ggml_q4_0_words(blocks, 2, 64), doctest::Contains("36 bytes are not"),
-                         Error);
-    CHECK_THROWS_WITH_AS(ggml_q4_0_words(blocks.cast(dtypes::int8), 1, 64),
+    CHECK_THROWS_WITH_AS(ggml_dot_words(blocks, GgmlType::Q4_0, 1, 48),
+                         doctest::Contains("not whole rows"), Error);
+    CHECK_THROWS_WITH_AS(ggml_dot_words(blocks, GgmlType::Q4_0, 2, 64),
+                         doctest::Contains("36 bytes are not"), Error);
+    CHECK_THROWS_WITH_AS(ggml_dot_words(blocks.cast(dtypes::int8), GgmlType::Q4_0, 1, 64),
                          doctest::Contains("must be uint8"), Error);
-    const Q4_0Words w = ggml_q4_0_words(blocks, 1, 64);
-    CHECK_THROWS_WITH_AS(ggml_linear_q4_0_int8(Tensor::zeros({2, 32}), w),
+    CHECK_THROWS_WITH_AS(ggml_dot_words(blocks, GgmlType::Q4_1, 1, 64),
+                         doctest::Contains("Q4_1 has no int8 dot-product layout"), Error);
+    CHECK_THROWS_WITH_AS(ggml_dot_words(blocks, GgmlType::Q8_0, 1, 64),
+                         doctest::Contains("36 bytes are not the 2 Q8_0 blocks"), Error);
+    const DotWords w = ggml_dot_words(blocks, GgmlType::Q4_0, 1, 64);
+    CHECK_THROWS_WITH_AS(ggml_linear_int8(Tensor::zeros({2, 32}), w),
                          doctest::Contains("64 columns"), Error);
-    CHECK_THROWS_WITH_AS(ggml_linear_q4_0_int8(Tensor::zeros({2, 64}, dtypes::float16), w),
+    CHECK_THROWS_WITH_AS(ggml_linear_int8(Tensor::zeros({2, 64}, dtypes::float16), w),
                          doctest::Contains("must be float32"), Error);
   }
 }

@@ -113,10 +113,11 @@ TEST_SUITE("llm.quantized") {
     const auto dir = fixture_dir();
     // The error is the quantization's: llama.cpp on the same Q8_0 file is further from F32
     // (it also quantizes the activations). Measured here: Q8_0 0.146, Q4_0 2.20 (max |logit
-    // difference| at step 0, logits spanning about 15, a 260K-parameter model); the bounds add
-    // room for float summation order only.
+    // difference| at step 0, logits spanning about 15, a 260K-parameter model), and with int8
+    // activations (a CPU with vpdpbusd) 0.181 and 2.08; the bounds add room for float summation
+    // order only.
     for (const auto& [type, bound, agree] :
-         {std::tuple{GgmlType::Q8_0, 0.2, 32}, std::tuple{GgmlType::Q4_0, 2.5, 8}}) {
+         {std::tuple{GgmlType::Q8_0, 0.25, 32}, std::tuple{GgmlType::Q4_0, 2.5, 8}}) {
       CAPTURE(ggml_type_name(type));
       const auto q = dir / ("stories260K." + std::string(ggml_type_name(type)) + ".gguf");
       QuantizeReport r;
@@ -141,18 +142,17 @@ TEST_SUITE("llm.quantized") {
       CHECK(argmax(l0) == ref.generated[0]);
       CHECK(same >= static_cast<size_t>(agree));
 
-      // Where the CPU has vpdpbusd, Q4_0's matmuls multiply int8-quantized activations
+      // Where the CPU has vpdpbusd, the matmuls multiply int8-quantized activations
       // (tg/ggml_int8.hpp, as llama.cpp does). The same weights read through the float32
       // dequantization instead (no repacked words) are what the exactness checks below compare;
-      // the int8 path stays within int8_bound of them. Measured: 0.131 at step 0.
+      // the int8 path stays within int8_bound of them. Measured at step 0: Q8_0 0.131, Q4_0 0.131.
       Model m_float = m;
       bool int8 = false;
       for (auto& [name, w] : m_float.weights) {
-        int8 |= w.q4_0_words.has_value();
-        w.q4_0_words.reset();
+        int8 |= w.dot_words.has_value();
+        w.dot_words.reset();
       }
-      CHECK(int8 == (type == GgmlType::Q4_0 &&
-                     renderer_caps(m.at("blk.0.attn_q.weight").data.device()).has_dot4));
+      CHECK(int8 == renderer_caps(m.at("blk.0.attn_q.weight").data.device()).has_dot4);
       constexpr double int8_bound = 0.3;
       Transformer t_float(m_float, 512);
       std::vector<float> l_float = l0;

@@ -35,7 +35,7 @@ Tensor Weight::linear(const Tensor& x) const {
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < x.shape().size(); ++i) rows *= x.shape()[i].vmax();
   if (type != GgmlType::F32 && rows >= kDequantizeOnceRows) return x.linear(dense().contiguous());
-  if (q4_0_words) return ggml_linear_q4_0_int8(x, *q4_0_words);
+  if (dot_words) return ggml_linear_int8(x, *dot_words);
   const int64_t be = ggml_type_info(type).block_elems;
   if (be == 1 || shape.size() != 2) return x.linear(dense());
   const int64_t out = shape[0], in = shape[1], nb = in / be;
@@ -121,18 +121,19 @@ GgmlType ggml_type_of(DType d, const std::string& origin, const std::string& nam
               "; a model's weights must be F32, F16 or BF16");
 }
 
-// The 2-D Q4_0 weights that matmuls read (not the token embedding, which is gathered by row)
-// repacked for DOT4, where the device's renderer has it; CPU_DOT4=0 keeps them as they are.
+// The 2-D Q4_0 and Q8_0 weights that matmuls read (not the token embedding, which is gathered
+// by row) repacked for DOT4, where the device's renderer has it; CPU_DOT4=0 keeps them as they
+// are.
 void repack_for_dot4(Model& m) {
   std::vector<Tensor> words;
   for (auto& [name, w] : m.weights) {
-    if (w.type != GgmlType::Q4_0 || w.shape.size() != 2 || name == "token_embd.weight") continue;
+    if (!ggml_has_dot_words(w.type) || w.shape.size() != 2 || name == "token_embd.weight") continue;
     if (!renderer_caps(w.data.device()).has_dot4) return;
-    w.q4_0_words =
-        ggml_q4_0_words(w.data, static_cast<int64_t>(w.shape[0]), static_cast<int64_t>(w.shape[1]));
-    w.q4_0_words->qs = w.q4_0_words->qs.contiguous();
-    w.q4_0_words->d = w.q4_0_words->d.contiguous();
-    words.insert(words.end(), {w.q4_0_words->qs, w.q4_0_words->d});
+    DotWords& dw = w.dot_words.emplace(ggml_dot_words(
+        w.data, w.type, static_cast<int64_t>(w.shape[0]), static_cast<int64_t>(w.shape[1])));
+    dw.qs = dw.qs.contiguous();
+    dw.d = dw.d.contiguous();
+    words.insert(words.end(), {dw.qs, dw.d});
   }
   Tensor::realize_all(std::move(words));
 }
