@@ -23,14 +23,14 @@ struct Weight {
   Shape shape; // row-major; the last axis is the row
   Tensor data; // F32/F16/BF16: that dtype and shape; quantized: uint8 blocks
   // A 2-D Q4_0 or Q8_0 weight on a device whose renderer has DOT4: its blocks repacked for int8
-  // dot products (tg/ggml_int8.hpp), which linear() uses for a few rows of x (decode).
+  // dot products (tg/ggml_int8.hpp), which linear() uses for one row of x (decode).
   std::optional<DotWords> dot_words;
   Tensor dense() const; // float32 of `shape`
   // x @ this^T for a 2-D weight (out, in) and x (..., in). A quantized weight is reduced over
   // (blocks, elements of a block) rather than one flat axis, so the kernel loops over blocks
   // and a block's scale is loaded once per block, not per element. For a prefill chunk (many
   // rows of x) a weight that is not float32 is first converted into a float32 temporary.
-  // With dot_words, fewer rows quantize x to int8 and multiply with DOT4 instead.
+  // With dot_words, one row of x is quantized to int8 and multiplied with DOT4 instead.
   Tensor linear(const Tensor& x) const;
   int64_t nbytes() const;
 };
