@@ -26,7 +26,8 @@ int cpu_threads_from_env();
 // third of the kernels of a 110M llama's step). Launches are split and timed until one is short
 // (a first launch is often slow: cold caches, page faults); the next runs on the caller's
 // thread and measures the time per work item; from then on a launch whose items would take
-// less than the split's cost runs unsplit.
+// less than the split's cost runs unsplit. A program whose split launches are short is split
+// into one chunk per thread instead of four.
 struct LaunchStats {
   std::atomic<float> item_ns{-1.f};  // one work item on one thread; < 0: not measured yet
   std::atomic<float> split_ns{-1.f}; // the shortest split launch; < 0: none yet
