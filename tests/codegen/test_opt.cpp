@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "codegen_test_util.hpp"
 #include "tg/error.hpp"
@@ -58,6 +59,22 @@ struct Config {
 using MakeBufs = std::function<std::vector<HostBuf>()>;
 using Check = std::function<void(const std::vector<HostBuf>&)>;
 
+// Buffers of a kernel: a zeroed float32 output of n elements, then the inputs in order.
+template <class... Inputs> MakeBufs zeros_then(int64_t n, const Inputs&... inputs) {
+  return [n, ins = std::make_tuple(inputs...)] {
+    std::vector<HostBuf> bufs{HostBuf::zeros<float>(n)};
+    std::apply([&](const auto&... in) { (bufs.push_back(HostBuf::of(in)), ...); }, ins);
+    return bufs;
+  };
+}
+
+// The output (buffer 0) equals `ref` exactly.
+Check equals(std::vector<float> ref) {
+  return [ref = std::move(ref)](const std::vector<HostBuf>& bufs) {
+    REQUIRE(bufs[0].as<float>() == ref);
+  };
+}
+
 // Runs `ast` in four configurations (heuristic / explicit Opts, with / without vectors) on both
 // renderers, checking the results each time; returns the lowered kernels of the first renderer.
 std::vector<LoweredKernel> run_all(const UOpPtr& ast, const std::vector<Opt>& opts,
@@ -101,16 +118,11 @@ TEST_SUITE("codegen.opt") {
     auto two = UOp::const_(dtypes::float32, 2.0);
     auto ast = UOp::sink({st(out, i * C + j, ld(a, i * C + j) * two + ld(b, i * C + j))});
     auto av = pattern(R * C, 13, 6), bv = pattern(R * C, 5, 2);
-    auto ks = run_all(
-        ast, {upcast(0, 4), upcast(1, 4)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av),
-                                      HostBuf::of(bv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] * 2 + bv[t]);
-        });
+    auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4)}, zeros_then(R * C, av, bv),
+                      [&](const std::vector<HostBuf>& bufs) {
+                        auto o = bufs[0].as<float>();
+                        for (int64_t t = 0; t < R * C; ++t) REQUIRE(o[t] == av[t] * 2 + bv[t]);
+                      });
     if (!noopt() && on_cpu()) {
       // A whole vector register of lanes (4 at least): two vector loads, one vector store.
       const int64_t lanes = std::max<int64_t>(target_caps().vector_lanes, 4);
@@ -148,17 +160,12 @@ TEST_SUITE("codegen.opt") {
       CHECK(std::find(g.begin(), g.end(), upcast(1, 4)) != g.end());
     }
     auto av = pattern(R * C, 9, 4);
-    run_all(
-        ast, {upcast(1, 16)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t y = 0; y < R; ++y)
-            for (int64_t x = 0; x < C; ++x)
-              REQUIRE(o[y * C + x] == doctest::Approx(std::exp2(av[y * C + x])));
-        });
+    run_all(ast, {upcast(1, 16)}, zeros_then(R * C, av), [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (int64_t y = 0; y < R; ++y)
+        for (int64_t x = 0; x < C; ++x)
+          REQUIRE(o[y * C + x] == doctest::Approx(std::exp2(av[y * C + x])));
+    });
   }
 
   TEST_CASE("broadcast add: a row and a column broadcast") {
@@ -168,17 +175,13 @@ TEST_SUITE("codegen.opt") {
     auto i = rng(R, 0), j = rng(C, 1);
     auto ast = UOp::sink({st(out, i * C + j, ld(a, i * C + j) + ld(b, j) - ld(c, i))});
     auto av = pattern(R * C, 13, 6), bv = pattern(C, 5, 2), cv = pattern(R, 7, 3);
-    auto ks = run_all(
-        ast, {upcast(1, 8), upcast(0, 2)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(R * C), HostBuf::of(av),
-                                      HostBuf::of(bv), HostBuf::of(cv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t x = 0; x < R; ++x)
-            for (int64_t y = 0; y < C; ++y) REQUIRE(o[x * C + y] == av[x * C + y] + bv[y] - cv[x]);
-        });
+    auto ks = run_all(ast, {upcast(1, 8), upcast(0, 2)}, zeros_then(R * C, av, bv, cv),
+                      [&](const std::vector<HostBuf>& bufs) {
+                        auto o = bufs[0].as<float>();
+                        for (int64_t x = 0; x < R; ++x)
+                          for (int64_t y = 0; y < C; ++y)
+                            REQUIRE(o[x * C + y] == av[x * C + y] + bv[y] - cv[x]);
+                      });
     // j (c broadcasts over it, and j has the smaller strides), contiguous in the output: by 16
     // on a CPU; then the output is small.
     if (!noopt() && on_cpu()) CHECK(ks[0].name == "E_64_2_16");
@@ -239,13 +242,7 @@ TEST_SUITE("codegen.opt") {
     for (int64_t y = 0; y < C; ++y)
       for (int64_t w = 0; w < KX; ++w)
         for (int64_t t = 0; t < X; ++t) ref[y * KX + w] += gv[y * X + t] * iv[t + w];
-    run_all(
-        ast, tile,
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(C * KX), HostBuf::of(gv),
-                                      HostBuf::of(iv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    run_all(ast, tile, zeros_then(C * KX, gv, iv), equals(ref));
   }
 
   TEST_CASE("a column sum on the CPU: the outputs go a vector wide") {
@@ -270,12 +267,7 @@ TEST_SUITE("codegen.opt") {
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
             std::vector<Opt>{upcast(0, 8), unroll(1, 0)});
     }
-    run_all(
-        ast, {upcast(0, 16), unroll(1, 0)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(C), HostBuf::of(xv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    run_all(ast, {upcast(0, 16), unroll(1, 0)}, zeros_then(C, xv), equals(ref));
   }
 
   TEST_CASE("max reduce over negative values, float and int") {
@@ -297,10 +289,8 @@ TEST_SUITE("codegen.opt") {
     for (int64_t x = 0; x < M; ++x)
       for (int64_t y = 0; y < N; ++y)
         for (int64_t t = 0; t < K; ++t) ref[x * N + y] += av[x * K + t] * bv[t * N + y];
-    auto make = [&] {
-      return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av), HostBuf::of(bv)};
-    };
-    auto check = [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); };
+    auto make = zeros_then(M * N, av, bv);
+    auto check = equals(ref);
     auto ks = run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 4)}, make, check);
     CHECK(ks[2].name == "r_16_12_4_4_8_4");
     if (!noopt() && on_cpu()) {
@@ -376,10 +366,8 @@ TEST_SUITE("codegen.opt") {
       for (int64_t y = 0; y < N; ++y)
         for (int64_t t = 0; t < K; ++t)
           ref[x * N + y] += av[x * K + t] * bv[(y / W) * K * W + t * W + y % W];
-    auto make = [&] {
-      return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av), HostBuf::of(bv)};
-    };
-    auto check = [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); };
+    auto make = zeros_then(M * N, av, bv);
+    auto check = equals(ref);
     run_all(ast, {upcast(0, 8), upcast(1, 32), unroll(0, 4), Opt{OptOp::SWAP, 0, 1}}, make, check);
     // The product kept as (i, j / 32, j % 32), axes of their own (a batch of rows before a
     // reshape): the tile reads the 32 whole, and the panels' axis goes outermost.
@@ -422,13 +410,8 @@ TEST_SUITE("codegen.opt") {
     for (int64_t x = 0; x < M; ++x)
       for (int64_t y = 0; y < N; ++y)
         for (int64_t t = 0; t < K; ++t) ref[x * N + y] += av[x * K + t] * bv[y * K + t];
-    run_all(
-        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
-                                      HostBuf::of(bv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)}, zeros_then(M * N, av, bv),
+            equals(ref));
   }
 
   TEST_CASE("a @ b.T plus a residual on the CPU: the epilogue keeps the matmul's tile") {
@@ -455,13 +438,8 @@ TEST_SUITE("codegen.opt") {
         for (int64_t t = 0; t < K; ++t) s += av[x * K + t] * bv[y * K + t];
         ref[x * N + y] += s;
       }
-    run_all(
-        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
-                                      HostBuf::of(bv), HostBuf::of(rv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)}, zeros_then(M * N, av, bv, rv),
+            equals(ref));
   }
 
   TEST_CASE("a @ b.T whose a is laid out [head, token, d] on the CPU: the tile still applies") {
@@ -488,13 +466,8 @@ TEST_SUITE("codegen.opt") {
       for (int64_t y = 0; y < N; ++y)
         for (int64_t r = 0; r < K; ++r)
           ref[x * N + y] += av[(r / D) * T * D + x * D + r % D] * bv[y * K + r];
-    run_all(
-        ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(T * N), HostBuf::of(av),
-                                      HostBuf::of(bv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == ref); });
+    run_all(ast, {upcast(0, 4), upcast(1, 4), unroll(0, 8)}, zeros_then(T * N, av, bv),
+            equals(ref));
   }
 
   TEST_CASE("a @ b.T with a wide, odd n on the CPU: n padded to the tile, its tiles outermost") {
@@ -522,16 +495,10 @@ TEST_SUITE("codegen.opt") {
         for (int64_t t = 0; t < K; ++t) s += av[x * K + t] * bv[y * K + t];
         ref[x * N + y] = s;
       }
-    run_all(
-        ast, opts,
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(M * N), HostBuf::of(av),
-                                      HostBuf::of(bv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (size_t x = 0; x < ref.size(); ++x) REQUIRE(o[x] == doctest::Approx(ref[x]));
-        });
+    run_all(ast, opts, zeros_then(M * N, av, bv), [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (size_t x = 0; x < ref.size(); ++x) REQUIRE(o[x] == doctest::Approx(ref[x]));
+    });
   }
 
   TEST_CASE("gated loads: padding that varies per lane and padding that does not") {
@@ -617,26 +584,20 @@ TEST_SUITE("codegen.opt") {
     CHECK(wide == 0);
     CHECK(window_loads > 0);
     auto iv = pattern(CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
-    run_all(
-        ast, opts,
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(CO * H * W), HostBuf::of(iv),
-                                      HostBuf::of(wv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t c = 0; c < CO; ++c)
-            for (int64_t yy = 0; yy < H; ++yy)
-              for (int64_t xx = 0; xx < W; ++xx) {
-                float ref = 0;
-                for (int64_t i = 0; i < CI; ++i)
-                  for (int64_t a = 0; a < 3; ++a)
-                    for (int64_t b = 0; b < 3; ++b)
-                      ref += iv[i * HP * WP + (yy + a) * WP + xx + b] *
-                             wv[c * CI * 9 + i * 9 + a * 3 + b];
-                REQUIRE(o[c * H * W + yy * W + xx] == doctest::Approx(ref));
-              }
-        });
+    run_all(ast, opts, zeros_then(CO * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (int64_t c = 0; c < CO; ++c)
+        for (int64_t yy = 0; yy < H; ++yy)
+          for (int64_t xx = 0; xx < W; ++xx) {
+            float ref = 0;
+            for (int64_t i = 0; i < CI; ++i)
+              for (int64_t a = 0; a < 3; ++a)
+                for (int64_t b = 0; b < 3; ++b)
+                  ref +=
+                      iv[i * HP * WP + (yy + a) * WP + xx + b] * wv[c * CI * 9 + i * 9 + a * 3 + b];
+            REQUIRE(o[c * H * W + yy * W + xx] == doctest::Approx(ref));
+          }
+    });
   }
 
   TEST_CASE("a Q4_0 matrix-vector product on the CPU: the row is unrolled, rows are not upcast") {
@@ -659,23 +620,18 @@ TEST_SUITE("codegen.opt") {
     auto xv = pattern(NB * 32, 5, 2);
     std::vector<uint8_t> wv(J * NB * 18);
     for (size_t n = 0; n < wv.size(); ++n) wv[n] = static_cast<uint8_t>((n * 37 + 11) % 256);
-    run_all(
-        ast, {unroll(1, 0)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(J), HostBuf::of(xv), HostBuf::of(wv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t r = 0; r < J; ++r) {
-            float ref = 0;
-            for (int64_t blk = 0; blk < NB; ++blk)
-              for (int64_t e = 0; e < 32; ++e) {
-                const int v = (wv[r * NB * 18 + blk * 18 + 2 + e % 16] >> (e / 16 * 4)) & 15;
-                ref += xv[blk * 32 + e] * static_cast<float>(v - 8);
-              }
-            REQUIRE(o[r] == ref);
+    run_all(ast, {unroll(1, 0)}, zeros_then(J, xv, wv), [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (int64_t r = 0; r < J; ++r) {
+        float ref = 0;
+        for (int64_t blk = 0; blk < NB; ++blk)
+          for (int64_t e = 0; e < 32; ++e) {
+            const int v = (wv[r * NB * 18 + blk * 18 + 2 + e % 16] >> (e / 16 * 4)) & 15;
+            ref += xv[blk * 32 + e] * static_cast<float>(v - 8);
           }
-        });
+        REQUIRE(o[r] == ref);
+      }
+    });
   }
 
   TEST_CASE("a Q4_0 a @ b.T on the CPU: 8 tokens share each dequantized vector of 16 lanes") {
@@ -717,16 +673,11 @@ TEST_SUITE("codegen.opt") {
             ref[r * J + c] +=
                 xv[r * NB * 32 + blk * 32 + e] * static_cast<float>(v - 8) * sv[c * NB + blk];
           }
-    run_all(
-        ast, {upcast(0, 8), unroll(1, 16)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(T * J), HostBuf::of(xv),
-                                      HostBuf::of(wv), HostBuf::of(sv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t n = 0; n < T * J; ++n) REQUIRE(o[n] == doctest::Approx(ref[n]));
-        });
+    run_all(ast, {upcast(0, 8), unroll(1, 16)}, zeros_then(T * J, xv, wv, sv),
+            [&](const std::vector<HostBuf>& bufs) {
+              auto o = bufs[0].as<float>();
+              for (int64_t n = 0; n < T * J; ++n) REQUIRE(o[n] == doctest::Approx(ref[n]));
+            });
   }
 
   TEST_CASE("a 3x3 convolution on the CPU: a register tile of channels x two rows x a row") {
@@ -753,27 +704,22 @@ TEST_SUITE("codegen.opt") {
             std::vector<Opt>{upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)});
     }
     auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
-    run_all(
-        ast, {upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(B * CO * H * W), HostBuf::of(iv),
-                                      HostBuf::of(wv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t n = 0; n < B; ++n)
-            for (int64_t c = 0; c < CO; ++c)
-              for (int64_t yy = 0; yy < H; ++yy)
-                for (int64_t xx = 0; xx < W; ++xx) {
-                  float ref = 0;
-                  for (int64_t i = 0; i < CI; ++i)
-                    for (int64_t a = 0; a < 3; ++a)
-                      for (int64_t t = 0; t < 3; ++t)
-                        ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
-                               wv[c * CI * 9 + i * 9 + a * 3 + t];
-                  REQUIRE(o[((n * CO + c) * H + yy) * W + xx] == ref);
-                }
-        });
+    run_all(ast, {upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)},
+            zeros_then(B * CO * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
+              auto o = bufs[0].as<float>();
+              for (int64_t n = 0; n < B; ++n)
+                for (int64_t c = 0; c < CO; ++c)
+                  for (int64_t yy = 0; yy < H; ++yy)
+                    for (int64_t xx = 0; xx < W; ++xx) {
+                      float ref = 0;
+                      for (int64_t i = 0; i < CI; ++i)
+                        for (int64_t a = 0; a < 3; ++a)
+                          for (int64_t t = 0; t < 3; ++t)
+                            ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
+                                   wv[c * CI * 9 + i * 9 + a * 3 + t];
+                      REQUIRE(o[((n * CO + c) * H + yy) * W + xx] == ref);
+                    }
+            });
   }
 
   TEST_CASE("a convolution to one output channel on the CPU: four rows x a row") {
@@ -795,26 +741,20 @@ TEST_SUITE("codegen.opt") {
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) == tile);
     }
     auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CI * 9, 5, 2);
-    run_all(
-        ast, tile,
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(B * H * W), HostBuf::of(iv),
-                                      HostBuf::of(wv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t n = 0; n < B; ++n)
-            for (int64_t yy = 0; yy < H; ++yy)
-              for (int64_t xx = 0; xx < W; ++xx) {
-                float ref = 0;
-                for (int64_t i = 0; i < CI; ++i)
-                  for (int64_t a = 0; a < 3; ++a)
-                    for (int64_t t = 0; t < 3; ++t)
-                      ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
-                             wv[i * 9 + a * 3 + t];
-                REQUIRE(o[(n * H + yy) * W + xx] == ref);
-              }
-        });
+    run_all(ast, tile, zeros_then(B * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
+      auto o = bufs[0].as<float>();
+      for (int64_t n = 0; n < B; ++n)
+        for (int64_t yy = 0; yy < H; ++yy)
+          for (int64_t xx = 0; xx < W; ++xx) {
+            float ref = 0;
+            for (int64_t i = 0; i < CI; ++i)
+              for (int64_t a = 0; a < 3; ++a)
+                for (int64_t t = 0; t < 3; ++t)
+                  ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
+                         wv[i * 9 + a * 3 + t];
+            REQUIRE(o[(n * H + yy) * W + xx] == ref);
+          }
+    });
   }
 
   TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
@@ -837,23 +777,18 @@ TEST_SUITE("codegen.opt") {
     }
     auto iv = pattern(CI * (X + K - 1), 7, 3), bv = pattern(CI, 3, 1),
          wv = pattern(CO * CI * K, 5, 2);
-    run_all(
-        ast, {upcast(1, 4), unroll(1, 0)},
-        [&] {
-          return std::vector<HostBuf>{HostBuf::zeros<float>(CO * X), HostBuf::of(iv),
-                                      HostBuf::of(bv), HostBuf::of(wv)};
-        },
-        [&](const std::vector<HostBuf>& bufs) {
-          auto o = bufs[0].as<float>();
-          for (int64_t c = 0; c < CO; ++c)
-            for (int64_t xx = 0; xx < X; ++xx) {
-              float ref = 0;
-              for (int64_t i = 0; i < CI; ++i)
-                for (int64_t t = 0; t < K; ++t)
-                  ref += (iv[i * (X + K - 1) + xx + t] + bv[i]) * wv[c * CI * K + i * K + t];
-              REQUIRE(o[c * X + xx] == ref);
-            }
-        });
+    run_all(ast, {upcast(1, 4), unroll(1, 0)}, zeros_then(CO * X, iv, bv, wv),
+            [&](const std::vector<HostBuf>& bufs) {
+              auto o = bufs[0].as<float>();
+              for (int64_t c = 0; c < CO; ++c)
+                for (int64_t xx = 0; xx < X; ++xx) {
+                  float ref = 0;
+                  for (int64_t i = 0; i < CI; ++i)
+                    for (int64_t t = 0; t < K; ++t)
+                      ref += (iv[i * (X + K - 1) + xx + t] + bv[i]) * wv[c * CI * K + i * K + t];
+                  REQUIRE(o[c * X + xx] == ref);
+                }
+            });
   }
 
   TEST_CASE("an unrolled reduce's vector accumulator is summed pairwise by vector ops") {
@@ -878,9 +813,7 @@ TEST_SUITE("codegen.opt") {
         for (size_t l = 0; l < n / 2; ++l) lanes[l] = lanes[2 * l] + lanes[2 * l + 1];
       pairwise[r] = lanes[0];
     }
-    auto make = [&] {
-      return std::vector<HostBuf>{HostBuf::zeros<float>(J), HostBuf::of(xv), HostBuf::of(wv)};
-    };
+    auto make = zeros_then(J, xv, wv);
     run_all(ast, {unroll(0, 32)}, make, [&](const std::vector<HostBuf>& bufs) {
       auto o = bufs[0].as<float>();
       for (int64_t r = 0; r < J; ++r) CHECK(o[r] == doctest::Approx(pairwise[r]).epsilon(1e-5));
@@ -984,7 +917,7 @@ TEST_SUITE("codegen.opt") {
           return std::vector<HostBuf>{HostBuf::of(std::vector<float>(V * H, 0.5F)),
                                       HostBuf::of(rows), HostBuf::of(vals)};
         },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == want); });
+        equals(want));
     CHECK(want[1 * H] == 1.0F);
     // The one loop of T in every lowering (the opts count only h).
     auto sequential_loops = [](const LoweredKernel& k) {
@@ -1038,7 +971,7 @@ TEST_SUITE("codegen.opt") {
           return std::vector<HostBuf>{HostBuf::of(std::vector<float>(V * H, 0.25F)),
                                       HostBuf::of(rows), HostBuf::of(vals)};
         },
-        [&](const std::vector<HostBuf>& bufs) { REQUIRE(bufs[0].as<float>() == want); });
+        equals(want));
     CHECK(ks[2].name == "E_2_6_4");
   }
 
