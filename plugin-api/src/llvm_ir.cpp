@@ -606,28 +606,8 @@ std::string LLVMIRRenderer::render_local(LLVMIRContext&, const UOp& u) const {
 std::string LLVMIRRenderer::render_wmma(LLVMIRContext&, const UOp& u) const {
   unsupported(u, "the target has no tensor cores (set render_wmma())");
 }
-std::string LLVMIRRenderer::render_dot4(LLVMIRContext& c, const UOp& u) const {
-  const int64_t n = u.dtype.count;
-  const std::string t = type(u.dtype), bytes = "<" + std::to_string(4 * n) + " x i8>",
-                    wide = "<" + std::to_string(4 * n) + " x i32>";
-  const std::string a = c.op("bitcast " + t + " " + c[u.src[1]] + " to " + bytes);
-  const std::string b = c.op("bitcast " + t + " " + c[u.src[2]] + " to " + bytes);
-  const std::string p = c.op("mul " + wide + " " + c.op("zext " + bytes + " " + a + " to " + wide) +
-                             ", " + c.op("sext " + bytes + " " + b + " to " + wide));
-  std::string sum = c[u.src[0]];
-  for (int64_t k = 0; k < 4; ++k) {
-    std::string part;
-    if (n == 1) {
-      part = c.op("extractelement " + wide + " " + p + ", i32 " + std::to_string(k));
-    } else {
-      std::string mask;
-      for (int64_t i = 0; i < n; ++i) mask += (i ? ", i32 " : "i32 ") + std::to_string(4 * i + k);
-      part = c.op("shufflevector " + wide + " " + p + ", " + wide + " poison, <" +
-                  std::to_string(n) + " x i32> <" + mask + ">");
-    }
-    sum = c.op("add " + t + " " + sum + ", " + part);
-  }
-  return sum;
+std::string LLVMIRRenderer::render_dot4(LLVMIRContext&, const UOp& u) const {
+  unsupported(u, "the target spells no DOT4 (set RendererCaps::has_dot4 and render_dot4())");
 }
 std::string LLVMIRRenderer::render_kernel(const std::string& name, LLVMIRContext&) const {
   throw Error(this->name() + " renderer: the target defines no kernel function for " + name +

@@ -90,7 +90,6 @@ std::string lanes(LLVMIRContext& c, const std::string& v, int64_t from, int64_t 
 // DOT4 as vpdpbusd: one instruction per 4, 8 or 16 lanes; a wider vector is split into 16-lane
 // pieces and joined again, a narrower or odd one padded with poison lanes.
 std::string LlvmRenderer::render_dot4(LLVMIRContext& c, const UOp& u) const {
-  if (!caps_.has_dot4) return LLVMIRRenderer::render_dot4(c, u);
   const int64_t n = u.dtype.count;
   int64_t padded = 4;
   while (padded < n) padded *= 2;

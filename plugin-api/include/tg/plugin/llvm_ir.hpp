@@ -76,9 +76,7 @@ public:
   virtual std::string render_local(LLVMIRContext& ctx, const UOp& local) const;
   // A tensor core's WMMA (docs/KERNEL_IR.md), for a target with RendererCaps::tensor_cores.
   virtual std::string render_wmma(LLVMIRContext& ctx, const UOp& wmma) const;
-  // Ops::DOT4 (a target with RendererCaps::has_dot4 sees it): the base spells it in plain
-  // IR (bytes widened, multiplied and summed in fours); a target overrides it with its
-  // instruction.
+  // Ops::DOT4, for a target with RendererCaps::has_dot4 (codegen decomposes it for the others).
   virtual std::string render_dot4(LLVMIRContext& ctx, const UOp& dot4) const;
   // The whole module: the function around the rendered entry block and body (closing the
   // work-item loops the target opened), then module_tail(ctx) and the target's attributes.
