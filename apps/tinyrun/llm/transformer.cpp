@@ -1,10 +1,12 @@
 // The llama-family forward pass; see transformer.hpp.
 #include "transformer.hpp"
 
+#include <array>
 #include <cmath>
 #include <numbers>
 
 #include "tg/error.hpp"
+#include "tg/ggml_int8.hpp"
 #include "tg/ggml_quants.hpp"
 
 namespace tg::llm {
@@ -94,6 +96,23 @@ std::vector<float> Transformer::embed(std::span<const int32_t> tokens) const {
   return out;
 }
 
+namespace {
+
+// x @ w^T for each member of `g`, one row of x: one stored int8 product, then a view of its
+// columns per member.
+std::vector<Tensor> grouped_linear(const WeightGroup& g, const Tensor& x) {
+  const Tensor y = ggml_linear_int8(x, g.words).contiguous();
+  std::vector<Tensor> out;
+  int64_t from = 0;
+  for (int64_t rows : g.rows) {
+    out.push_back(y.shrink({{0, y.size(0)}, {from, from + rows}}));
+    from += rows;
+  }
+  return out;
+}
+
+} // namespace
+
 sint Transformer::start_pos_var(int64_t T) const { return Variable("start_pos", 0, context_ - T); }
 sint Transformer::last_var(int64_t T) const { return Variable("last", 0, T - 1); }
 
@@ -124,18 +143,24 @@ Tensor Transformer::rope(const Tensor& x, const sint& start_pos, int64_t T) cons
 Tensor Transformer::attention(int64_t l, const Tensor& xn, const sint& start_pos, int64_t T) {
   const ModelConfig& c = config_;
   const std::string p = "blk." + std::to_string(l) + ".";
-  auto proj = [&](const char* name, int64_t heads) {
-    Tensor y = model_.at(p + name + ".weight").linear(xn);
-    if (const Weight* b = model_.find(p + name + ".bias")) y = y + b->dense();
-    // Stored before RoPE: each rotated element reads two projections, and the rotation of a
-    // fused matmul would compute every dot product twice (four times through the stack).
-    // Stored as (T, out) and split into heads after: a (T, heads, head_dim) output made the
-    // matmul loop over tokens outermost, streaming the whole weight past every tile of tokens
-    // (1.7x slower in prefill than the same-shaped attn_output in the same run).
-    return y.contiguous().reshape({T, heads, c.head_dim});
+  // Each projection is stored (T, out) before RoPE: each rotated element reads two
+  // projections, and the rotation of a fused matmul would compute every dot product twice (four
+  // times through the stack). Stored as (T, out) and split into heads after: a (T, heads,
+  // head_dim) output made the matmul loop over tokens outermost, streaming the whole weight
+  // past every tile of tokens (1.7x slower in prefill than the same-shaped attn_output).
+  const std::array<const char*, 3> names{"attn_q", "attn_k", "attn_v"};
+  std::vector<Tensor> qkv;
+  if (const WeightGroup* g = model_.group_for(p + "attn_qkv", xn))
+    qkv = grouped_linear(*g, xn);
+  else
+    for (const char* name : names)
+      qkv.push_back(model_.at(p + name + ".weight").linear(xn).contiguous());
+  auto heads = [&](size_t i, int64_t n) {
+    Tensor y = qkv[i];
+    if (const Weight* b = model_.find(p + names[i] + ".bias")) y = y + b->dense();
+    return y.reshape({T, n, c.head_dim});
   };
-  Tensor q = proj("attn_q", c.n_heads), k = proj("attn_k", c.n_kv_heads);
-  Tensor v = proj("attn_v", c.n_kv_heads);
+  Tensor q = heads(0, c.n_heads), k = heads(1, c.n_kv_heads), v = heads(2, c.n_kv_heads);
   if (c.qk_norm) {
     q = rms_norm(q, model_.at(p + "attn_q_norm.weight").dense());
     k = rms_norm(k, model_.at(p + "attn_k_norm.weight").dense());
@@ -192,8 +217,15 @@ Tensor Transformer::forward(const Tensor& x, const sint& start_pos, const sint& 
     // The gate product is stored too: with both products in one kernel, its two reduces
     // cannot both be unrolled into vector accumulators, and the first runs scalar (5x slower
     // than a kernel of its own); the stored gate costs one FFN-wide row per token.
-    const Tensor gate = model_.at(p + "ffn_gate.weight").linear(xn).contiguous();
-    const Tensor up = model_.at(p + "ffn_up.weight").linear(xn);
+    Tensor gate, up;
+    if (const WeightGroup* g = model_.group_for(p + "ffn_gate_up", xn)) {
+      const std::vector<Tensor> y = grouped_linear(*g, xn);
+      gate = y[0];
+      up = y[1];
+    } else {
+      gate = model_.at(p + "ffn_gate.weight").linear(xn).contiguous();
+      up = model_.at(p + "ffn_up.weight").linear(xn);
+    }
     h = h + model_.at(p + "ffn_down.weight").linear((gate.silu() * up).contiguous());
     // Stored per layer: the next layer's cache write reads it, and recomputing it there would
     // make a step quadratic in the layers.

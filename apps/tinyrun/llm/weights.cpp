@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "tg/error.hpp"
@@ -51,6 +52,13 @@ Tensor Weight::linear(const Tensor& x) const {
 }
 
 int64_t Weight::nbytes() const { return data.numel() * data.dtype().itemsize(); }
+
+const WeightGroup* Model::group_for(const std::string& key, const Tensor& x) const {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < x.shape().size(); ++i) rows *= x.shape()[i].vmax();
+  auto it = groups.find(key);
+  return it == groups.end() || rows != 1 ? nullptr : &it->second;
+}
 
 const Weight* Model::find(const std::string& name) const {
   auto it = weights.find(name);
@@ -123,19 +131,64 @@ GgmlType ggml_type_of(DType d, const std::string& origin, const std::string& nam
               "; a model's weights must be F32, F16 or BF16");
 }
 
+// A layer's weights that read the same input, stacked for one decode matvec (Model::groups).
+struct GroupSpec {
+  const char* key;
+  std::vector<const char*> members;
+};
+const std::vector<GroupSpec>& group_specs() {
+  static const std::vector<GroupSpec> specs{{"attn_qkv", {"attn_q", "attn_k", "attn_v"}},
+                                            {"ffn_gate_up", {"ffn_gate", "ffn_up"}}};
+  return specs;
+}
+
 // The 2-D Q4_0 and Q8_0 weights that matmuls read (not the token embedding, which is gathered
 // by row) repacked for DOT4, where the device's renderer has it; CPU_DOT4=0 keeps them as they
-// are.
+// are. A layer's q, k and v (gate and up) of one type are repacked together into a group.
 void repack_for_dot4(Model& m) {
   std::vector<Tensor> words;
-  for (auto& [name, w] : m.weights) {
-    if (!ggml_has_dot_words(w.type) || w.shape.size() != 2 || name == "token_embd.weight") continue;
-    if (!renderer_caps(w.data.device()).has_dot4) return;
-    DotWords& dw = w.dot_words.emplace(ggml_dot_words(
-        w.data, w.type, static_cast<int64_t>(w.shape[0]), static_cast<int64_t>(w.shape[1])));
+  auto keep = [&](DotWords& dw) {
     dw.qs = dw.qs.contiguous();
     dw.d = dw.d.contiguous();
     words.insert(words.end(), {dw.qs, dw.d});
+  };
+  auto repackable = [&](const std::string& name, const Weight& w) {
+    return ggml_has_dot_words(w.type) && w.shape.size() == 2 && name != "token_embd.weight" &&
+           renderer_caps(w.data.device()).has_dot4;
+  };
+  // Groups first: their members' blocks concatenated (rows are whole blocks, so the bytes of
+  // the stacked matrix are the members' bytes one after the other).
+  std::set<std::string> grouped;
+  for (int64_t l = 0; l < m.config.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    for (const GroupSpec& spec : group_specs()) {
+      WeightGroup g;
+      std::vector<Tensor> blocks;
+      int64_t rows = 0;
+      const Weight* first = m.find(p + spec.members[0] + ".weight");
+      for (const char* mem : spec.members) {
+        const std::string name = p + mem + ".weight";
+        const Weight* w = m.find(name);
+        if (!w || !first || !repackable(name, *w) || w->type != first->type ||
+            w->shape[1] != first->shape[1])
+          break;
+        g.names.push_back(name);
+        g.rows.push_back(static_cast<int64_t>(w->shape[0]));
+        blocks.push_back(w->data.reshape({w->data.numel()}));
+        rows += g.rows.back();
+      }
+      if (g.names.size() != spec.members.size()) continue;
+      g.words = ggml_dot_words(Tensor::cat(blocks), first->type, rows,
+                               static_cast<int64_t>(first->shape[1]));
+      keep(g.words);
+      grouped.insert(g.names.begin(), g.names.end());
+      m.groups[p + spec.key] = std::move(g);
+    }
+  }
+  for (auto& [name, w] : m.weights) {
+    if (grouped.count(name) || !repackable(name, w)) continue;
+    keep(w.dot_words.emplace(ggml_dot_words(w.data, w.type, static_cast<int64_t>(w.shape[0]),
+                                            static_cast<int64_t>(w.shape[1]))));
   }
   Tensor::realize_all(std::move(words));
 }
