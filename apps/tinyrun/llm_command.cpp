@@ -43,7 +43,7 @@ const std::vector<OptionSpec>& model_options() {
       {{"--ctx-size", "-c"},
        true,
        "positions in the KV cache (default: the model's, at most 4096)"},
-      {{"--chunks"}, true, "prefill chunk sizes, comma-separated (default 16,128)"},
+      {{"--chunks"}, true, "prefill chunk sizes, comma-separated (default 16,128,256)"},
   };
   return o;
 }
@@ -121,7 +121,7 @@ std::unique_ptr<Loaded> load(const ParsedOptions& o, bool need_tokenizer) {
                          "chatml; using chatml\n");
   const int64_t ctx = o.integer("--ctx-size", std::min<int64_t>(l->model.config.context, 4096));
   l->transformer = std::make_unique<Transformer>(l->model, ctx);
-  std::vector<int64_t> chunks{16, 128};
+  std::vector<int64_t> chunks{16, 128, 256};
   if (o.has("--chunks")) chunks = parse_list(o.str("--chunks"), "--chunks");
   l->session = std::make_unique<Session>(*l->transformer, chunks);
   return l;

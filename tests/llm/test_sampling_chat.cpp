@@ -3,7 +3,8 @@
 // repetition penalty change the draw as llama.cpp's do; the three template families are
 // recognized by their markers and render the prompt their models were trained on, an unknown
 // one falls back to ChatML; a Hugging Face tokenizer.json gives the same ids as the GGUF
-// metadata it was written from; one jitted decode graph serves every position.
+// metadata it was written from; one jitted decode graph serves every position; a prompt's chunks
+// are the cheapest cover of it.
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -159,6 +160,29 @@ TEST_SUITE("llm.chat") {
     CHECK(compiled_kernel_count() == compiled);
     CHECK(s.position() == 104);
     CHECK_THROWS_AS(s.rewind(105), Error);
+  }
+
+  TEST_CASE("a prompt runs in the cheapest chunks, padding only the last, inside the cache") {
+    const std::vector<int64_t> c{256, 128, 16, 1};
+    auto plan = [&](int64_t left, int64_t room) {
+      std::vector<int64_t> out;
+      while (left > 0) {
+        const int64_t T = next_prefill_chunk(c, left, room);
+        out.push_back(T);
+        room -= std::min(T, left);
+        left -= std::min(T, left);
+      }
+      return out;
+    };
+    CHECK(plan(512, 4096) == std::vector<int64_t>{256, 256});
+    CHECK(plan(129, 4096) == std::vector<int64_t>{128, 1});
+    CHECK(plan(100, 4096) == std::vector<int64_t>{128});
+    CHECK(plan(300, 4096) == std::vector<int64_t>{256, 16, 16, 16});
+    CHECK(plan(20, 4096) == std::vector<int64_t>{16, 16});
+    CHECK(plan(1, 4096) == std::vector<int64_t>{1});
+    CHECK(plan(2, 4096) == std::vector<int64_t>{16});
+    // At the cache's end no chunk may reach past it: 100 tokens with 100 positions left.
+    CHECK(plan(100, 100) == std::vector<int64_t>{16, 16, 16, 16, 16, 16, 1, 1, 1, 1});
   }
 
   TEST_CASE("an unsupported architecture is refused naming it and the supported ones") {

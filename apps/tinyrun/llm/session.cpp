@@ -2,10 +2,44 @@
 #include "session.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "tg/error.hpp"
 
 namespace tg::llm {
+
+namespace {
+
+// A chunk's cost beyond its rows, in token rows: launching its kernels, and repacking every
+// weight into the matmuls' column panels (about a quarter of a 128-token chunk of a 110M llama
+// on the CPU), which a chunk of twice the rows does once.
+constexpr int64_t kChunkOverhead = 32;
+
+} // namespace
+
+// The chunk to run first for `left` tokens: the start of the cheapest sequence of chunks that
+// covers them, each costing its rows plus kChunkOverhead. Only the last chunk may be padded,
+// and it must still lie inside the cache (`room` positions from here). With 16, 128 and 256:
+// 512 tokens run as 256 + 256, 129 as 128 + 1, 100 as one padded 128, 20 as 16 + a padded 16.
+int64_t next_prefill_chunk(const std::vector<int64_t>& chunks, int64_t left, int64_t room) {
+  // cost[n]: the cheapest cover of the last n tokens; first[n]: its first chunk.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
+  std::vector<int64_t> cost(static_cast<size_t>(left + 1), kNever), first(cost.size(), 1);
+  cost[0] = 0;
+  for (int64_t n = 1; n <= left; ++n) {
+    const int64_t start = left - n; // tokens already run when n are left
+    for (int64_t c : chunks) {
+      const int64_t rest = c >= n ? 0 : n - c;
+      if (c > n && start + c > room) continue; // a padded chunk past the cache's end
+      const int64_t total = c + kChunkOverhead + cost[static_cast<size_t>(rest)];
+      if (total < cost[static_cast<size_t>(n)]) {
+        cost[static_cast<size_t>(n)] = total;
+        first[static_cast<size_t>(n)] = c;
+      }
+    }
+  }
+  return first[static_cast<size_t>(left)];
+}
 
 Session::Session(Transformer& model, std::vector<int64_t> chunks) : model_(model) {
   chunks.push_back(1);
@@ -54,19 +88,7 @@ std::vector<float> Session::feed(std::span<const int32_t> tokens) {
   size_t i = 0;
   while (i < tokens.size()) {
     const auto left = static_cast<int64_t>(tokens.size() - i);
-    // The smallest chunk that takes everything left, else the largest that fits whole; a
-    // padded chunk must still lie inside the cache.
-    int64_t T = 1;
-    for (int64_t c : chunks_)
-      if (c <= left) {
-        T = c;
-        break;
-      }
-    for (auto it = chunks_.rbegin(); it != chunks_.rend(); ++it)
-      if (*it >= left && pos_ + *it <= model_.context() && left > 1) {
-        T = *it;
-        break;
-      }
+    const int64_t T = next_prefill_chunk(chunks_, left, model_.context() - pos_);
     const int64_t take = std::min(T, left);
     logits = run(tokens.subspan(i, static_cast<size_t>(take)), T);
     i += static_cast<size_t>(take);
