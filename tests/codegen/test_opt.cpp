@@ -270,6 +270,57 @@ TEST_SUITE("codegen.opt") {
     run_all(ast, {upcast(0, 16), unroll(1, 0)}, zeros_then(C, xv), equals(ref));
   }
 
+  TEST_CASE("a column sum over many outputs that nothing broadcasts over: a vector wide") {
+    // out[c] = sum over b of x[b, c] with 2048 outputs: no input is broadcast, so the generic
+    // upcasts find no axis; the column rule still upcasts the outputs (a prefill's softmax over
+    // keys, laid out (heads, keys, queries)).
+    const int64_t B = 8, C = 2048;
+    auto out = buf(0, dtypes::float32, C), x = buf(1, dtypes::float32, B * C);
+    auto c = rng(C, 0), b = rng(B, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, c, reduce(Ops::ADD, ld(x, b * C + c), {b}))});
+    auto xv = pattern(B * C, 7, 3);
+    std::vector<float> ref(C);
+    for (int64_t q = 0; q < B; ++q)
+      for (int64_t y = 0; y < C; ++y) ref[y] += xv[q * C + y];
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      const std::vector<Opt> opts = hand_coded_optimizations(simplify_kernel(ast), avx512);
+      REQUIRE_FALSE(opts.empty());
+      CHECK(opts[0] == upcast(0, 16));
+    }
+    run_all(ast, {upcast(0, 16), unroll(0, 0)}, zeros_then(C, xv), equals(ref));
+  }
+
+  TEST_CASE("keys x queries with a symbolic number of keys: four vectors of queries a tile") {
+    // out[h, s, t] = sum over d of k[s, h, d] * q[h, d, t], s up to `cap` keys (symbolic): no
+    // tile over s, so t is upcast four vectors wide in memory order, each key element loaded
+    // once for 64 queries.
+    const int64_t H = 2, T = 128, D = 32, cap = 8, S = 5;
+    auto n = UOp::variable("n", 1, cap);
+    auto out = buf(0, dtypes::float32, H * cap * T), kb = buf(1, dtypes::float32, cap * H * D),
+         qb = buf(2, dtypes::float32, H * D * T);
+    auto h = rng(H, 0), s = UOp::range(n, 1, AxisType::Global), t = rng(T, 2),
+         d = rng(D, 3, AxisType::Reduce);
+    auto prod = ld(kb, s * (H * D) + h * D + d) * ld(qb, h * (D * T) + d * T + t);
+    auto ast = UOp::sink({st(out, h * (cap * T) + s * T + t, reduce(Ops::ADD, prod, {d}))});
+    auto kv = pattern(cap * H * D, 5, 2), qv = pattern(H * D * T, 7, 3);
+    std::vector<float> ref(H * cap * T);
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t a = 0; a < S; ++a)
+        for (int64_t z = 0; z < T; ++z)
+          for (int64_t e = 0; e < D; ++e)
+            ref[y * cap * T + a * T + z] += kv[a * H * D + y * D + e] * qv[y * D * T + e * T + z];
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      const std::vector<Opt> opts = hand_coded_optimizations(simplify_kernel(ast), avx512);
+      REQUIRE_FALSE(opts.empty());
+      CHECK(opts[0] == upcast(2, 64));
+    }
+    run_all(ast, {upcast(2, 64)}, zeros_then(H * cap * T, kv, qv), equals(ref), {S});
+  }
+
   TEST_CASE("max reduce over negative values, float and int") {
     const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(
