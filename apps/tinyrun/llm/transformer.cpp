@@ -165,7 +165,9 @@ Tensor Transformer::attention(int64_t l, const Tensor& xn, const sint& start_pos
     q = rms_norm(q, model_.at(p + "attn_q_norm.weight").dense());
     k = rms_norm(k, model_.at(p + "attn_k_norm.weight").dense());
   }
-  q = rope(q, start_pos, T).contiguous();
+  // Stored head-major and transposed, (H, hd, T): the scores below are computed keys x queries,
+  // vectors along the queries.
+  q = rope(q, start_pos, T).permute({1, 2, 0}).contiguous();
   k = rope(k, start_pos, T);
   const sint end = sint::add(start_pos, sint(T));
   Tensor ck = cache_k_[static_cast<size_t>(l)].shrink(
@@ -186,18 +188,21 @@ Tensor Transformer::attention(int64_t l, const Tensor& xn, const sint& start_pos
               .reshape({end, c.n_heads, c.head_dim});
     return t;
   };
-  const Tensor keys = past(cache_k_[static_cast<size_t>(l)]).permute({1, 2, 0});   // (H, hd, S)
-  const Tensor values = past(cache_v_[static_cast<size_t>(l)]).permute({1, 0, 2}); // (H, S, hd)
-  Tensor scores = q.permute({1, 0, 2}).matmul(keys) *
-                  (1.0 / std::sqrt(static_cast<double>(c.head_dim))); // (H, T, S)
+  // Scores as (H, S, T), keys by queries: a prefill's kernel then broadcasts a key's element
+  // over a vector of queries (stored contiguous in q above), where (H, T, S) took a 64-long dot
+  // product and a horizontal sum per score (S, the keys so far, is symbolic and cannot be a
+  // vector axis).
+  const Tensor keys = past(cache_k_[static_cast<size_t>(l)]).permute({1, 0, 2});       // (H, S, hd)
+  const Tensor values = past(cache_v_[static_cast<size_t>(l)]).permute({1, 0, 2});     // (H, S, hd)
+  Tensor scores = keys.matmul(q) * (1.0 / std::sqrt(static_cast<double>(c.head_dim))); // (H, S, T)
   if (T > 1) { // causal: query i (at start_pos + i) sees keys 0..start_pos + i
     const Tensor kpos = Tensor::arange(context_, dtypes::int32, device_).shrink({{0, end}});
     const Tensor qpos = Tensor::arange(context_, dtypes::int32, device_).shrink({{start_pos, end}});
-    const Tensor future = kpos.reshape({1, end}) > qpos.reshape({T, 1});
+    const Tensor future = kpos.reshape({end, 1}) > qpos.reshape({1, T});
     scores = scores + future.where(-INFINITY, 0.0f);
   }
-  const Tensor out =
-      scores.softmax(-1).matmul(values).permute({1, 0, 2}).reshape({T, c.n_heads * c.head_dim});
+  const Tensor out = scores.softmax(-2).transpose(-1, -2).matmul(values).permute({1, 0, 2}).reshape(
+      {T, c.n_heads * c.head_dim});
   return model_.at(p + "attn_output.weight").linear(out);
 }
 
