@@ -203,7 +203,7 @@ int main() {
       for (int i = 0; i < launches; ++i) q.exec(prg, args);
       q.synchronize();
       const double queued = seconds_since(t0) / launches * 1e6;
-      const std::string what = global == 1 ? "1 work item" : "1024 items (TBB split)";
+      const std::string what = global == 1 ? "1 work item" : "1024 items (split)";
       std::printf("  %-10s %-30s %12.3f\n", r, ("direct, " + what).c_str(), direct);
       std::printf("  %-10s %-30s %12.3f\n", r, ("queue, " + what).c_str(), queued);
     }

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include <tbb/blocked_range.h>
 #include <tbb/info.h>
-#include <tbb/parallel_for.h>
 
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
@@ -16,7 +14,7 @@ namespace tg::cpu {
 int cpu_threads_from_env() { return static_cast<int>(knobs::CPU_THREADS.get()); }
 
 CpuRuntime::CpuRuntime(int threads)
-    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_) {}
+    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), pool_(threads_) {}
 
 namespace {
 // What splitting a launch costs, in ns of one thread's work: a split run takes about
@@ -78,17 +76,7 @@ double CpuRuntime::launch(KernelFn fn, const LaunchArgs& args, bool timed,
     // per-call overhead stays small; one for a short kernel (kOneChunkNs).
     const float split = stats ? stats->split_ns.load(std::memory_order_relaxed) : -1.f;
     const int64_t per_thread = split >= 0 && split < kOneChunkNs ? 1 : 4;
-    const int64_t grain = std::max<int64_t>(1, n / (per_thread * int64_t{threads_}));
-    arena_.execute([&] {
-      tbb::parallel_for(
-          tbb::blocked_range<int64_t>(0, n, grain), [&](const tbb::blocked_range<int64_t>& r) {
-            fn(bufs, vars, r.begin(), r.end());
-            if (thread_mask) {
-              const int slot = std::clamp(tbb::this_task_arena::current_thread_index(), 0, 63);
-              thread_mask->fetch_or(uint64_t{1} << slot, std::memory_order_relaxed);
-            }
-          });
-    });
+    pool_.run(fn, bufs, vars, n, per_thread * int64_t{threads_}, thread_mask);
     if (stats) {
       const float t = static_cast<float>(elapsed_ns());
       const float best = stats->split_ns.load(std::memory_order_relaxed);

@@ -1,13 +1,13 @@
 #pragma once
-// Launching a CPU kernel: global dimension 0 is split into chunks that oneTBB runs on up to
-// CPU_THREADS threads (all cores by default); each chunk is one call of the kernel with its
-// [gidx0_begin, gidx0_end). A kernel with one work item runs on the caller's thread, and so
-// does one whose whole run is shorter than splitting it costs (LaunchStats).
+// Launching a CPU kernel: global dimension 0 is split into chunks that run on up to
+// CPU_THREADS threads (all cores by default; the caller and spinning workers, SpinPool); each
+// chunk is one call of the kernel with its [gidx0_begin, gidx0_end). A kernel with one work item
+// runs on the caller's thread, and so does one whose whole run is shorter than splitting it
+// costs (LaunchStats).
 #include <atomic>
 #include <memory>
 
-#include <tbb/task_arena.h>
-
+#include "spin_pool.hpp"
 #include "tg/plugin/device.hpp"
 
 namespace tg::cpu {
@@ -20,8 +20,8 @@ using KernelFn = void (*)(void** buffers, const int64_t* vars, int64_t gidx0_beg
 int cpu_threads_from_env();
 
 // What a program's earlier launches measured, to decide whether the next one is split over the
-// threads. Splitting costs a few microseconds (waking the workers, joining them: 3 us with
-// TBB on the 2-core machines here, tg_bench_cpu "launch overhead"), which is most of the time of
+// threads. Splitting costs a few microseconds (handing the chunks over, joining the workers,
+// each chunk's cold start), which is most of the time of
 // the small kernels a decode step is made of (an LLM's norms, quantized activations, rope: a
 // third of the kernels of a 110M llama's step). Launches are split and timed until one is short
 // (a first launch is often slow: cold caches, page faults); the next runs on the caller's
@@ -35,17 +35,17 @@ struct LaunchStats {
 
 class CpuRuntime {
 public:
-  explicit CpuRuntime(int threads); // 0: every core TBB sees
+  explicit CpuRuntime(int threads); // 0: every core this process may use
   int threads() const { return threads_; }
   // Runs fn over args.global[0] work items; returns seconds when timed. `thread_mask` (may be
-  // null) receives a bit per TBB thread slot that ran a chunk (slots >= 64 share bit 63);
+  // null) receives a bit per thread that ran a chunk (0: the caller; >= 64 share bit 63);
   // `stats` (may be null: always split) the program's measurements (LaunchStats).
   double launch(KernelFn fn, const LaunchArgs& args, bool timed, std::atomic<uint64_t>* thread_mask,
                 LaunchStats* stats = nullptr);
 
 private:
   int threads_;
-  tbb::task_arena arena_;
+  SpinPool pool_;
 };
 
 // A loaded kernel: the function plus whatever keeps its code alive (JIT dylib, dlopen handle).
@@ -56,7 +56,7 @@ public:
   double run(const LaunchArgs& args, bool timed) override {
     return rt_->launch(fn_, args, timed, &thread_mask_, &stats_);
   }
-  // The TBB thread slots that have run this program's chunks, one bit each (for tests).
+  // The threads that have run this program's chunks, one bit each (for tests).
   uint64_t thread_mask() const { return thread_mask_.load(); }
   // What its launches measured (for tests).
   const LaunchStats& launch_stats() const { return stats_; }

@@ -2,9 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <bit>
+#include <thread>
 
 #include "cpu_test_util.hpp"
 #include "runtime.hpp"
+#include "spin_pool.hpp"
 #include "tg/error.hpp"
 #include "tg/knobs.hpp"
 
@@ -21,6 +23,12 @@ std::vector<UOpPtr> step_kernel(int64_t n) {
   auto idx = index(out, g);
   k.add(store(idx, load(idx) * 2 + 1));
   return k.list();
+}
+
+// Counts each item of its range once: buffers[0] is an int32 array of counts.
+void count_items(void** buffers, const int64_t*, int64_t begin, int64_t end) {
+  auto* counts = static_cast<std::atomic<int32_t>*>(buffers[0]);
+  for (int64_t i = begin; i < end; ++i) counts[i].fetch_add(1, std::memory_order_relaxed);
 }
 
 bool contains(const std::string& s, const std::string& part) {
@@ -163,6 +171,32 @@ TEST_SUITE("cpu.runtime") {
     run(big, big_n, 3);
     CHECK(stats(big).split_ns.load() > 50000);
     CHECK(stats(big).item_ns.load() < 0);
+  }
+
+  TEST_CASE("the spinning pool runs every item once, from several host threads at a time") {
+    // Chunk counts below, at and above the items and the threads; launches right after one
+    // another (the workers spinning) and after a pause (the workers asleep); four host threads
+    // launching at once (serialized by the pool).
+    tg::cpu::SpinPool pool(3);
+    auto check = [&](int64_t n, int64_t chunks) {
+      std::vector<std::atomic<int32_t>> counts(static_cast<size_t>(n));
+      void* bufs[] = {counts.data()};
+      std::atomic<uint64_t> ran_on{0};
+      pool.run(count_items, bufs, nullptr, n, chunks, &ran_on);
+      for (const auto& c : counts) REQUIRE(c.load() == 1);
+      CHECK(ran_on.load() != 0);
+      CHECK(std::bit_width(ran_on.load()) <= 3);
+    };
+    for (int64_t n : {1, 2, 3, 7, 100, 4096})
+      for (int64_t chunks : {1, 2, 3, 12, 1000, 100000}) check(n, chunks);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    check(1000, 12);
+    std::vector<std::thread> launchers;
+    for (int t = 0; t < 4; ++t)
+      launchers.emplace_back([&] {
+        for (int i = 0; i < 200; ++i) check(64 + i, 1 + i % 9);
+      });
+    for (std::thread& t : launchers) t.join();
   }
 
   TEST_CASE("rendering an unsupported node raises a tg::Error naming it") {
