@@ -437,11 +437,29 @@ private:
     return out;
   }
 
+  // Whether pure arithmetic on values, not addresses, is computed on vectors of its sources'
+  // lanes rather than one scalar op per lane: a causal mask, a comparison of each key's position
+  // with a vector of queries' (16 scalar compares and selects per vector before), and the
+  // lanes differ (lanes that fold to constants, or are all one value, stay a VECTORIZE of them).
+  // Index arithmetic, and a CAST from an index, keep their scalar lanes.
+  bool vector_of_values(const UOpPtr& u) {
+    const bool arith = GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST;
+    if (!arith || axes_.at(u.get()).empty() || u->dtype.scalar() == dtypes::index) return false;
+    for (const auto& s : u->src)
+      if (s->dtype.scalar() == dtypes::index) return false;
+    const auto& ls = lanes(u);
+    const bool consts =
+        std::all_of(ls.begin(), ls.end(), [](const UOpPtr& l) { return l->is_const(); });
+    const bool same =
+        std::all_of(ls.begin(), ls.end(), [&](const UOpPtr& l) { return l == ls[0]; });
+    return !consts && !same;
+  }
+
   UOpPtr build(const UOpPtr& u) {
     if (!touched_.at(u.get())) return u;
     const Axes& a = axes_.at(u.get());
     const int64_t w = width(a);
-    if (pure_.at(u.get())) return vectorize(lanes(u), u->dtype);
+    if (pure_.at(u.get()) && !vector_of_values(u)) return vectorize(lanes(u), u->dtype);
     switch (u->op) {
     case Ops::LOAD: {
       std::vector<UOpPtr> src{index_over(u->src[0], a)};

@@ -321,6 +321,35 @@ TEST_SUITE("codegen.opt") {
     run_all(ast, {upcast(2, 64)}, zeros_then(H * cap * T, kv, qv), equals(ref), {S});
   }
 
+  TEST_CASE("a causal mask over upcast queries is one vector compare and select") {
+    // out[s, t] = x[s, t] + (s > n + t ? -1000 : 0), t upcast 16 wide: the mask is arithmetic
+    // on values derived from the indices (no load below it). Its lanes differ, so it is computed
+    // on vectors (the int32 positions one VECTORIZE of scalar casts), not as 16 scalar compares
+    // and selects gathered into a vector.
+    const int64_t S = 8, T = 32;
+    auto n = UOp::variable("n", 0, 16);
+    auto out = buf(0, dtypes::float32, S * T), x = buf(1, dtypes::float32, S * T);
+    auto s = rng(S, 0), t = rng(T, 1);
+    auto future = (n + t)->cast(dtypes::int32)->lt(s->cast(dtypes::int32));
+    auto mask =
+        future->where(UOp::const_(dtypes::float32, -1000.0), UOp::const_(dtypes::float32, 0.0));
+    auto ast = UOp::sink({st(out, s * T + t, ld(x, s * T + t) + mask)});
+    auto xv = pattern(S * T, 7, 3);
+    const int64_t nv = 3;
+    std::vector<float> ref(S * T);
+    for (int64_t a = 0; a < S; ++a)
+      for (int64_t b = 0; b < T; ++b) ref[a * T + b] = xv[a * T + b] + (nv + b < a ? -1000.f : 0.f);
+    auto ks = run_all(ast, {upcast(1, 16)}, zeros_then(S * T, xv), equals(ref), {nv});
+    size_t compares = 0, vector_compares = 0;
+    for (const auto& u : ks[2].uops)
+      if (u->op == Ops::CMPLT) {
+        ++compares;
+        vector_compares += u->dtype.count == 16;
+      }
+    CHECK(compares == 1);
+    CHECK(vector_compares == 1);
+  }
+
   TEST_CASE("max reduce over negative values, float and int") {
     const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(
