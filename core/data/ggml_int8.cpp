@@ -102,12 +102,18 @@ Tensor ggml_linear_int8(const Tensor& x, const DotWords& w) {
   const int64_t last = static_cast<int64_t>(q.shape().size()) - 1;
   Tensor qsum = slice(q, last, 0);
   for (int64_t k = 1; k < 4; ++k) qsum = qsum.add(slice(q, last, k));
-  // Both are read by every row of the weight: stored once (else the matmul would recompute
-  // them per row), by one kernel.
+  // The offsets, the words and the block's scale are read by every row of the weight: stored
+  // once (else the matmul would recompute them per row), by one kernel. The scale is repeated
+  // on each of its words' lanes (as float32 bits), so the matmul reads it as one vector like
+  // the words instead of loading one scale per block and spreading it over the block's lanes
+  // (two of about fourteen instructions per two blocks).
+  const Tensor dbits =
+      d.reshape(leading_then(x, {1, nb, 1, 1})).expand(words.shape()).bitcast(dtypes::int32);
   const Tensor both =
-      Tensor::stack({qsum.mul(q.scalar_like(q4 ? -8 : -128)).reshape(words.shape()), words}, 0)
+      Tensor::stack({qsum.mul(q.scalar_like(q4 ? -8 : -128)).reshape(words.shape()), words, dbits},
+                    0)
           .contiguous();
-  const Tensor off = both[0], xq = both[1];
+  const Tensor off = both[0], xq = both[1], xd = both[2].bitcast(dtypes::float32);
   Tensor wq;
   if (q4) {
     // Word (h, j) of a block: the low (h = 0) or high (h = 1) nibbles of its bytes 4j..4j+3.
@@ -127,7 +133,6 @@ Tensor ggml_linear_int8(const Tensor& x, const DotWords& w) {
   // The two scales multiply each lane apart: their product would be a second input under the
   // broadcast, which the scheduler stores in a kernel of its own.
   const Tensor wd = w.d.cast(dtypes::float32).reshape({rows, nb, 1, 1});
-  const Tensor xd = d.reshape(leading_then(x, {1, nb, 1, 1}));
   return dot.cast(dtypes::float32).mul(wd).mul(xd).sum({-3, -2, -1});
 }
 
