@@ -340,14 +340,18 @@ TEST_SUITE("codegen.opt") {
     for (int64_t a = 0; a < S; ++a)
       for (int64_t b = 0; b < T; ++b) ref[a * T + b] = xv[a * T + b] + (nv + b < a ? -1000.f : 0.f);
     auto ks = run_all(ast, {upcast(1, 16)}, zeros_then(S * T, xv), equals(ref), {nv});
-    size_t compares = 0, vector_compares = 0;
-    for (const auto& u : ks[2].uops)
-      if (u->op == Ops::CMPLT) {
-        ++compares;
-        vector_compares += u->dtype.count == 16;
-      }
-    CHECK(compares == 1);
-    CHECK(vector_compares == 1);
+    // On the CPU renderers; the OpenCL renderer splits vector ALU ops into lanes itself
+    // (split_vector_alu: OpenCL has no bool vectors).
+    if (on_cpu()) {
+      size_t compares = 0, vector_compares = 0;
+      for (const auto& u : ks[2].uops)
+        if (u->op == Ops::CMPLT) {
+          ++compares;
+          vector_compares += u->dtype.count == 16;
+        }
+      CHECK(compares == 1);
+      CHECK(vector_compares == 1);
+    }
   }
 
   TEST_CASE("max reduce over negative values, float and int") {
