@@ -437,11 +437,12 @@ private:
     return out;
   }
 
-  // Whether pure arithmetic on values, not addresses, is computed on vectors of its sources'
-  // lanes rather than one scalar op per lane: a causal mask, a comparison of each key's position
-  // with a vector of queries' (16 scalar compares and selects per vector before), and the
-  // lanes differ (lanes that fold to constants, or are all one value, stay a VECTORIZE of them).
-  // Index arithmetic, and a CAST from an index, keep their scalar lanes.
+  // Whether a pure node (no load below it) is one vector op over its sources' lanes instead of
+  // one scalar op per lane: arithmetic on values, not addresses, whose lanes differ. A causal
+  // mask compares a key's position with a vector of queries' positions: one vector compare and
+  // select, where per-lane ops took 16 scalar compares and selects and a gather into a vector.
+  // Index arithmetic and a CAST from an index keep their scalar lanes (addresses are analysed
+  // lane by lane), and lanes that fold to constants or are all one value stay a VECTORIZE.
   bool vector_of_values(const UOpPtr& u) {
     const bool arith = GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST;
     if (!arith || axes_.at(u.get()).empty() || u->dtype.scalar() == dtypes::index) return false;
