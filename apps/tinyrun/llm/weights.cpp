@@ -32,9 +32,17 @@ Tensor Weight::dense() const {
   return ggml_dequantize(data, type, shape);
 }
 
-Tensor Weight::linear(const Tensor& x) const {
+namespace {
+// Rows of x (every axis but the last), at their largest where symbolic.
+int64_t rows_of(const Tensor& x) {
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < x.shape().size(); ++i) rows *= x.shape()[i].vmax();
+  return rows;
+}
+} // namespace
+
+Tensor Weight::linear(const Tensor& x) const {
+  const int64_t rows = rows_of(x);
   if (type != GgmlType::F32 && rows >= kDequantizeOnceRows) return x.linear(dense().contiguous());
   // One row only: the int8 kernel has no register tile over rows of x, and two rows already
   // take longer than the fused float32 dequantization (2048 x 768 Q4_0: 161 against 90 us).
@@ -54,10 +62,8 @@ Tensor Weight::linear(const Tensor& x) const {
 int64_t Weight::nbytes() const { return data.numel() * data.dtype().itemsize(); }
 
 const WeightGroup* Model::group_for(const std::string& key, const Tensor& x) const {
-  int64_t rows = 1;
-  for (size_t i = 0; i + 1 < x.shape().size(); ++i) rows *= x.shape()[i].vmax();
   auto it = groups.find(key);
-  return it == groups.end() || rows != 1 ? nullptr : &it->second;
+  return it == groups.end() || rows_of(x) != 1 ? nullptr : &it->second;
 }
 
 const Weight* Model::find(const std::string& name) const {
