@@ -103,6 +103,27 @@ std::vector<LoweredKernel> run_all(const UOpPtr& ast, const std::vector<Opt>& op
   return out;
 }
 
+// A 3x3 convolution without padding, summed over (ci, ky, kx) in that order: out (B, CO, H, W)
+// from in (B, CI, HP, WP) and w (CO, CI, 3, 3).
+std::vector<float> conv3x3_ref(const std::vector<float>& in, const std::vector<float>& w, int64_t B,
+                               int64_t CO, int64_t CI, int64_t H, int64_t W, int64_t HP,
+                               int64_t WP) {
+  std::vector<float> out(static_cast<size_t>(B * CO * H * W));
+  for (int64_t n = 0; n < B; ++n)
+    for (int64_t c = 0; c < CO; ++c)
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x) {
+          float acc = 0;
+          for (int64_t i = 0; i < CI; ++i)
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t t = 0; t < 3; ++t)
+                acc += in[static_cast<size_t>(((n * CI + i) * HP + y + a) * WP + x + t)] *
+                       w[static_cast<size_t>(c * CI * 9 + i * 9 + a * 3 + t)];
+          out[static_cast<size_t>(((n * CO + c) * H + y) * W + x)] = acc;
+        }
+  return out;
+}
+
 Opt upcast(int axis, int amount) { return {OptOp::UPCAST, axis, amount}; }
 Opt unroll(int axis, int amount) { return {OptOp::UNROLL, axis, amount}; }
 
@@ -668,19 +689,10 @@ TEST_SUITE("codegen.opt") {
     CHECK(wide == 0);
     CHECK(window_loads > 0);
     auto iv = pattern(CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
+    const auto ref = conv3x3_ref(iv, wv, 1, CO, CI, H, W, HP, WP);
     run_all(ast, opts, zeros_then(CO * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
       auto o = bufs[0].as<float>();
-      for (int64_t c = 0; c < CO; ++c)
-        for (int64_t yy = 0; yy < H; ++yy)
-          for (int64_t xx = 0; xx < W; ++xx) {
-            float ref = 0;
-            for (int64_t i = 0; i < CI; ++i)
-              for (int64_t a = 0; a < 3; ++a)
-                for (int64_t b = 0; b < 3; ++b)
-                  ref +=
-                      iv[i * HP * WP + (yy + a) * WP + xx + b] * wv[c * CI * 9 + i * 9 + a * 3 + b];
-            REQUIRE(o[c * H * W + yy * W + xx] == doctest::Approx(ref));
-          }
+      for (size_t n = 0; n < ref.size(); ++n) REQUIRE(o[n] == doctest::Approx(ref[n]));
     });
   }
 
@@ -789,21 +801,8 @@ TEST_SUITE("codegen.opt") {
     }
     auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CO * CI * 9, 5, 2);
     run_all(ast, {upcast(1, 4), upcast(2, 2), upcast(3, 0), unroll(1, 0)},
-            zeros_then(B * CO * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
-              auto o = bufs[0].as<float>();
-              for (int64_t n = 0; n < B; ++n)
-                for (int64_t c = 0; c < CO; ++c)
-                  for (int64_t yy = 0; yy < H; ++yy)
-                    for (int64_t xx = 0; xx < W; ++xx) {
-                      float ref = 0;
-                      for (int64_t i = 0; i < CI; ++i)
-                        for (int64_t a = 0; a < 3; ++a)
-                          for (int64_t t = 0; t < 3; ++t)
-                            ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
-                                   wv[c * CI * 9 + i * 9 + a * 3 + t];
-                      REQUIRE(o[((n * CO + c) * H + yy) * W + xx] == ref);
-                    }
-            });
+            zeros_then(B * CO * H * W, iv, wv),
+            equals(conv3x3_ref(iv, wv, B, CO, CI, H, W, HP, WP)));
   }
 
   TEST_CASE("a convolution to one output channel on the CPU: four rows x a row") {
@@ -825,20 +824,8 @@ TEST_SUITE("codegen.opt") {
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) == tile);
     }
     auto iv = pattern(B * CI * HP * WP, 7, 3), wv = pattern(CI * 9, 5, 2);
-    run_all(ast, tile, zeros_then(B * H * W, iv, wv), [&](const std::vector<HostBuf>& bufs) {
-      auto o = bufs[0].as<float>();
-      for (int64_t n = 0; n < B; ++n)
-        for (int64_t yy = 0; yy < H; ++yy)
-          for (int64_t xx = 0; xx < W; ++xx) {
-            float ref = 0;
-            for (int64_t i = 0; i < CI; ++i)
-              for (int64_t a = 0; a < 3; ++a)
-                for (int64_t t = 0; t < 3; ++t)
-                  ref += iv[n * CI * HP * WP + i * HP * WP + (yy + a) * WP + xx + t] *
-                         wv[i * 9 + a * 3 + t];
-            REQUIRE(o[(n * H + yy) * W + xx] == ref);
-          }
-    });
+    run_all(ast, tile, zeros_then(B * H * W, iv, wv),
+            equals(conv3x3_ref(iv, wv, B, 1, CI, H, W, HP, WP)));
   }
 
   TEST_CASE("a convolution whose input adds a per-channel bias is no matrix-vector product") {
