@@ -494,6 +494,11 @@ private:
         return contract(
             UOp::make(Ops::REDUCE, vdt(u->dtype, width(full)), with_value(v, rest), u->arg), a,
             unroll, full, op);
+      // Nothing left to loop over: the unrolled lanes are the whole reduction. Combined as a
+      // tree of vector ops on `v`, its operands stay whole vectors too; combining group by
+      // group would take each group's lanes through the ops below (take_lanes) and chain them,
+      // a block's absolute maximum over 32 lanes becoming 32 dependent scalar abs-and-max.
+      if (!unroll.empty() && rest.empty()) return contract(v, a, unroll, full, op);
       UOpPtr combined;
       if (unroll.empty()) {
         combined = v;

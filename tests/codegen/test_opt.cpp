@@ -375,6 +375,35 @@ TEST_SUITE("codegen.opt") {
     }
   }
 
+  TEST_CASE("a reduce unrolled whole is a tree of vector ops on its lanes") {
+    // out[b] = max over k < 32 of |x[32b + k]| (a Q8_0 block's absolute maximum), k unrolled
+    // whole: no loop is left, so the 32 lanes are the whole reduction. They are combined
+    // pairwise on vectors (32 -> 16 -> ... -> 1), the absolute value one vector op, not 32
+    // scalar abs-and-max in a dependent chain.
+    const int64_t B = 24, K = 32;
+    auto out = buf(0, dtypes::float32, B), x = buf(1, dtypes::float32, B * K);
+    auto b = rng(B, 0), k = rng(K, 1, AxisType::Reduce);
+    auto v = ld(x, b * K + k);
+    auto ast = UOp::sink({st(out, b, reduce(Ops::MAX, v->alu(Ops::MAX, {-v}), {k}))});
+    auto xv = pattern(B * K, 13, 6);
+    std::vector<float> ref(B, 0.f);
+    for (int64_t y = 0; y < B; ++y)
+      for (int64_t t = 0; t < K; ++t) ref[y] = std::max(ref[y], std::abs(xv[y * K + t]));
+    auto ks = run_all(ast, {unroll(0, 0)}, zeros_then(B, xv), equals(ref));
+    // On the CPU renderers (OpenCL's split_vector_alu splits vector ALU ops into lanes).
+    if (on_cpu()) {
+      size_t maxima = 0, vector_maxima = 0;
+      for (const auto& u : ks[2].uops)
+        if (u->op == Ops::MAX) {
+          ++maxima;
+          vector_maxima += u->dtype.count > 1;
+        }
+      CAPTURE(maxima);
+      CHECK(maxima <= 8);
+      CHECK(vector_maxima >= 4);
+    }
+  }
+
   TEST_CASE("max reduce over negative values, float and int") {
     const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(
