@@ -404,6 +404,43 @@ TEST_SUITE("codegen.opt") {
     }
   }
 
+  TEST_CASE("small gated output axes (a stack's planes) are upcast whole") {
+    // out[p, i] = (x[i] * 2, x[i] + 1, y[i])[p] as Tensor.stack lowers it: a sum of three
+    // loads, each gated on its plane. Upcast, each lane's gates fold to constants and the
+    // kernel has no gated access left.
+    const int64_t P = 3, N = 64;
+    auto out = buf(0, dtypes::float32, P * N), x = buf(1, dtypes::float32, N),
+         y = buf(2, dtypes::float32, N);
+    auto p = rng(P, 0), i = rng(N, 1);
+    auto zero = UOp::const_(dtypes::float32, 0.0);
+    auto gated = [&](const UOpPtr& b, const UOpPtr& gate) {
+      return UOp::make(Ops::LOAD, dtypes::float32,
+                       {UOp::make(Ops::INDEX, b->dtype, {b, i, gate}), zero});
+    };
+    auto plane = [&](int64_t n) { return p->alu(Ops::CMPNE, {idx_const(n)})->logical_not(); };
+    auto two = UOp::const_(dtypes::float32, 2.0), one = UOp::const_(dtypes::float32, 1.0);
+    auto value = plane(0)->where(gated(x, plane(0)) * two, zero) +
+                 plane(1)->where(gated(x, plane(1)) + one, zero) + gated(y, plane(2));
+    auto ast = UOp::sink({st(out, p * N + i, value)});
+    auto xv = pattern(N, 9, 4), yv = pattern(N, 5, 1);
+    std::vector<float> ref(P * N);
+    for (int64_t z = 0; z < N; ++z) {
+      ref[z] = xv[z] * 2;
+      ref[N + z] = xv[z] + 1;
+      ref[2 * N + z] = yv[z];
+    }
+    if (!noopt()) {
+      const std::vector<Opt> opts = hand_coded_optimizations(simplify_kernel(ast), cpu_caps());
+      REQUIRE_FALSE(opts.empty());
+      CHECK(opts[0] == upcast(0, 0));
+    }
+    auto ks = run_all(ast, {upcast(0, 0)}, zeros_then(P * N, xv, yv), equals(ref));
+    size_t gated_loads = 0;
+    for (const auto& u : ks[2].uops)
+      gated_loads += u->op == Ops::LOAD && u->src[0]->op == Ops::INDEX && u->src[0]->src.size() > 2;
+    CHECK(gated_loads == 0);
+  }
+
   TEST_CASE("max reduce over negative values, float and int") {
     const MaxReduceCase m = max_reduce_case(16, 24);
     run_all(
