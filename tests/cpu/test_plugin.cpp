@@ -4,6 +4,12 @@
 #include "cpu_test_util.hpp"
 #include "tg/device_registry.hpp"
 #include "tg/error.hpp"
+#include "tg/knobs.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
 
 using namespace tg;
 using namespace tg::cpu::test;
@@ -74,6 +80,37 @@ TEST_SUITE("cpu.plugin") {
       CAPTURE(rn);
       CHECK(dev->renderer(rn).caps().vector_lanes == lanes);
     }
+  }
+
+  TEST_CASE("CPU_PERF_MAP=1 names each JIT-loaded kernel in perf's map") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(TG_CPU_PLUGIN_DIR);
+    std::shared_ptr<Device> dev = reg.open("CPU");
+    Linear k;
+    auto out = k.add(param(0, dtypes::int32, 8));
+    auto g = k.add(special("gidx0", 8));
+    k.add(store(index(out, g), g * 5));
+    const std::string name = "perf_map_probe_" + std::to_string(getpid());
+    {
+      Context ctx{{"CPU_PERF_MAP", 1}};
+      auto prg = dev->load(
+          name, dev->compiler("LLVM").compile(dev->renderer("LLVM").render(name, k.list())));
+      REQUIRE(prg);
+    }
+    const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+    std::ifstream map(path);
+    REQUIRE(map.good());
+    std::string line, found;
+    while (std::getline(map, line))
+      if (line.ends_with(" " + name)) found = line;
+    CAPTURE(found);
+    std::istringstream fields(found);
+    uint64_t start = 0, size = 0;
+    fields >> std::hex >> start >> size;
+    CHECK(start != 0);
+    CHECK(size > 0);
+    CHECK(size < 4096);
+    std::remove(path.c_str());
   }
 
 } // TEST_SUITE

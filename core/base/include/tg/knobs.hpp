@@ -151,6 +151,8 @@ private:
   INT(CPU_DOT4, 1, 0, 1, "0 or 1",                                                                  \
       "CPU: DOT4 (the int8 dot product of quantized matmuls) as vpdpbusd where the host has AVX512-VNNI; 0: decomposed, and the LLM's quantized matmuls dequantize to float32 instead") \
   INT(CPU_THREADS, 0, 0, 4096, "0..4096", "at most this many threads per CPU kernel launch; 0: all cores") \
+  INT(CPU_PERF_MAP, 0, 0, 1, "0 or 1",                                                              \
+      "CPU: 1 appends each JIT-loaded kernel's address, size and name to /tmp/perf-PID.map, so perf report names the kernels") \
   STR(TG_PLUGIN_PATH, "", "folders or files, colon-separated",                                     \
       "searched for device plugins before the standard places")                                   \
   STR(TG_CACHE_DIR, "", "a folder", "where compiled kernels are cached (default ~/.cache/tg)")      \
