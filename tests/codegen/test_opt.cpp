@@ -291,6 +291,34 @@ TEST_SUITE("codegen.opt") {
     run_all(ast, {upcast(0, 16), unroll(1, 0)}, zeros_then(C, xv), equals(ref));
   }
 
+  TEST_CASE("a column reduce over a symbolic axis: four vectors per work item") {
+    // A decode's attention-weighted values, out[h, d] = sum over s < n of p[h, s] * v[s, h, d]:
+    // v is contiguous along d and strided along the keys s, whose count is symbolic. d goes
+    // four vectors wide (four independent accumulators), as 12 heads still leave 8 work items.
+    const int64_t H = 12, D = 64, cap = 16, S = 11;
+    auto n = UOp::variable("n", 1, cap);
+    auto out = buf(0, dtypes::float32, H * D), pb = buf(1, dtypes::float32, H * cap),
+         vb = buf(2, dtypes::float32, cap * H * D);
+    auto h = rng(H, 0), d = rng(D, 1), s = UOp::range(n, 2, AxisType::Reduce);
+    auto prod = ld(pb, h * cap + s) * ld(vb, s * (H * D) + h * D + d);
+    auto ast = UOp::sink({st(out, h * D + d, reduce(Ops::ADD, prod, {s}))});
+    auto pv = pattern(H * cap, 5, 2), vv = pattern(cap * H * D, 7, 3);
+    std::vector<float> ref(H * D);
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t z = 0; z < D; ++z)
+        for (int64_t t = 0; t < S; ++t)
+          ref[y * D + z] += pv[y * cap + t] * vv[t * H * D + y * D + z];
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps();
+      avx512.vector_lanes = 16, avx2.vector_lanes = 8;
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
+            std::vector<Opt>{upcast(1, 0)});
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
+            std::vector<Opt>{upcast(1, 32)});
+    }
+    run_all(ast, {upcast(1, 0)}, zeros_then(H * D, pv, vv), equals(ref), {S});
+  }
+
   TEST_CASE("a column sum over many outputs that nothing broadcasts over: a vector wide") {
     // out[c] = sum over b of x[b, c] with 2048 outputs: no input is broadcast, so the generic
     // upcasts find no axis; the column rule still upcasts the outputs (a prefill's softmax over
