@@ -790,6 +790,24 @@ TEST_SUITE("codegen.opt") {
     });
   }
 
+  TEST_CASE("a float32 matrix-vector product on the CPU: two rows a work item, rows unrolled") {
+    // out[j] = sum_k x[k] * w[j, k], both operands loaded: each work item reads two rows of w
+    // (two streams of the matrix in flight per thread) and unrolls them a vector wide.
+    const int64_t J = 256, K = 768;
+    auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
+         w = buf(2, dtypes::float32, J * K);
+    auto j = rng(J, 0), k = rng(K, 1, AxisType::Reduce);
+    auto ast = UOp::sink({st(out, j, reduce(Ops::ADD, ld(x, k) * ld(w, j * K + k), {k}))});
+    const std::vector<Opt> two_rows{upcast(0, 2), unroll(0, 16)};
+    if (!noopt() && on_cpu())
+      CHECK(hand_coded_optimizations(simplify_kernel(ast), cpu_caps()) == two_rows);
+    auto xv = pattern(K, 5, 2), wv = pattern(J * K, 7, 3);
+    std::vector<float> ref(J);
+    for (int64_t r = 0; r < J; ++r)
+      for (int64_t c = 0; c < K; ++c) ref[r] += xv[c] * wv[r * K + c];
+    run_all(ast, two_rows, zeros_then(J, xv, wv), equals(ref));
+  }
+
   TEST_CASE("a Q4_0 matrix-vector product on the CPU: the row is unrolled, rows are not upcast") {
     // out[j] = sum_{b, i} x[b * 32 + i] * (nibble(j, b, i) - 8), where element i of block b is
     // nibble i / 16 of byte 2 + i % 16 of the block's 18 (GGML's Q4_0 without its scale). The
