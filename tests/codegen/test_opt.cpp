@@ -124,6 +124,14 @@ std::vector<float> conv3x3_ref(const std::vector<float>& in, const std::vector<f
   return out;
 }
 
+// out[j] = sum over k of x[k] * w[j, k]: out (J), x (K) and w (J, K) in buffers 0, 1, 2.
+UOpPtr matvec_ast(int64_t J, int64_t K) {
+  auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
+       w = buf(2, dtypes::float32, J * K);
+  auto j = rng(J, 0), k = rng(K, 1, AxisType::Reduce);
+  return UOp::sink({st(out, j, reduce(Ops::ADD, ld(x, k) * ld(w, j * K + k), {k}))});
+}
+
 Opt upcast(int axis, int amount) { return {OptOp::UPCAST, axis, amount}; }
 Opt unroll(int axis, int amount) { return {OptOp::UNROLL, axis, amount}; }
 
@@ -794,10 +802,7 @@ TEST_SUITE("codegen.opt") {
     // out[j] = sum_k x[k] * w[j, k], both operands loaded: each work item reads two rows of w
     // (two streams of the matrix in flight per thread) and unrolls them a vector wide.
     const int64_t J = 256, K = 768;
-    auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
-         w = buf(2, dtypes::float32, J * K);
-    auto j = rng(J, 0), k = rng(K, 1, AxisType::Reduce);
-    auto ast = UOp::sink({st(out, j, reduce(Ops::ADD, ld(x, k) * ld(w, j * K + k), {k}))});
+    auto ast = matvec_ast(J, K);
     const std::vector<Opt> two_rows{upcast(0, 2), unroll(0, 16)};
     if (!noopt() && on_cpu())
       CHECK(hand_coded_optimizations(simplify_kernel(ast), cpu_caps()) == two_rows);
@@ -981,10 +986,7 @@ TEST_SUITE("codegen.opt") {
     // level rather than lane by lane. Fractional values pin that order exactly through the
     // first renderer (LLVM IR with FP_CONTRACT=0: no FMAs); every configuration is close.
     const int64_t J = 8, K = 128;
-    auto out = buf(0, dtypes::float32, J), x = buf(1, dtypes::float32, K),
-         w = buf(2, dtypes::float32, J * K);
-    auto j = rng(J, 0), k = rng(K, 1, AxisType::Reduce);
-    auto ast = UOp::sink({st(out, j, reduce(Ops::ADD, ld(x, k) * ld(w, j * K + k), {k}))});
+    auto ast = matvec_ast(J, K);
     std::vector<float> xv(K), wv(J * K);
     for (size_t n = 0; n < xv.size(); ++n) xv[n] = 1.0f / static_cast<float>(n + 3);
     for (size_t n = 0; n < wv.size(); ++n) wv[n] = static_cast<float>((n * 37 + 11) % 19) / 7.0f;
