@@ -43,30 +43,6 @@ constexpr std::array<ScalarInfo, kNumScalarTypes> kInfo{{
 
 const ScalarInfo& info(ScalarType s) { return kInfo[static_cast<size_t>(idx(s))]; }
 
-bool scalar_is_float(ScalarType s) {
-  switch (s) {
-  case ScalarType::FP8E4M3:
-  case ScalarType::FP8E5M2:
-  case ScalarType::Float16:
-  case ScalarType::BFloat16:
-  case ScalarType::Float32:
-  case ScalarType::Float64:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool scalar_is_unsigned(ScalarType s) {
-  return s == ScalarType::UInt8 || s == ScalarType::UInt16 || s == ScalarType::UInt32 ||
-         s == ScalarType::UInt64;
-}
-
-bool scalar_is_int(ScalarType s) {
-  return s == ScalarType::Index || s == ScalarType::Int8 || s == ScalarType::Int16 ||
-         s == ScalarType::Int32 || s == ScalarType::Int64 || scalar_is_unsigned(s);
-}
-
 // ---- promotion lattice ----------------------------------------------------------------------
 // tinygrad's lattice (JAX type promotion without weak types), edges child -> parents.
 // index is not in tinygrad's lattice; here it sits between bool and the sized signed ints:
@@ -240,10 +216,6 @@ int DType::scalar_itemsize() const { return info(scalar_type).itemsize; }
 
 int DType::itemsize() const { return is_ptr ? 8 : scalar_itemsize() * count; }
 
-bool DType::is_float() const { return !is_ptr && scalar_is_float(scalar_type); }
-bool DType::is_int() const { return !is_ptr && scalar_is_int(scalar_type); }
-bool DType::is_unsigned() const { return !is_ptr && scalar_is_unsigned(scalar_type); }
-
 std::string DType::name() const {
   std::string s = info(scalar_type).name;
   if (count != 1) s += ".vec(" + std::to_string(count) + ")";
@@ -334,7 +306,7 @@ ConstValue cast_const(const ConstValue& v, DType d) {
   require_value_type(d, "cast_const");
   const ScalarType s = d.scalar_type;
   if (s == ScalarType::Bool) return as_bool(v);
-  if (scalar_is_int(s)) {
+  if (DType(s).is_int()) {
     int64_t i;
     if (const auto* dv = std::get_if<double>(&v))
       i = double_to_int_bits(*dv, s == ScalarType::UInt64);

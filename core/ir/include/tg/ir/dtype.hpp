@@ -32,6 +32,20 @@ enum class ScalarType : uint8_t {
 };
 inline constexpr int kNumScalarTypes = static_cast<int>(ScalarType::Float64) + 1;
 
+// Sets of scalar types as bit masks, for the inline predicates of DType.
+namespace scalar_sets {
+constexpr uint32_t bit(ScalarType s) { return uint32_t{1} << static_cast<int>(s); }
+inline constexpr uint32_t kUnsignedTypes = bit(ScalarType::UInt8) | bit(ScalarType::UInt16) |
+                                           bit(ScalarType::UInt32) | bit(ScalarType::UInt64);
+inline constexpr uint32_t kIntTypes = kUnsignedTypes | bit(ScalarType::Index) |
+                                      bit(ScalarType::Int8) | bit(ScalarType::Int16) |
+                                      bit(ScalarType::Int32) | bit(ScalarType::Int64);
+inline constexpr uint32_t kFloatTypes = bit(ScalarType::FP8E4M3) | bit(ScalarType::FP8E5M2) |
+                                        bit(ScalarType::Float16) | bit(ScalarType::BFloat16) |
+                                        bit(ScalarType::Float32) | bit(ScalarType::Float64);
+constexpr bool scalar_in(ScalarType s, uint32_t set) { return (set & bit(s)) != 0; }
+} // namespace scalar_sets
+
 enum class AddrSpace : uint8_t { Global, Local, Reg };
 
 // A value type: cheap to copy, compared and hashed by value.
@@ -60,9 +74,16 @@ struct DType {
 
   int itemsize() const; // bytes of one element (vector counted), pointers are 8
   int scalar_itemsize() const;
-  bool is_float() const;
-  bool is_int() const; // signed, unsigned and index
-  bool is_unsigned() const;
+  // Inline bit tests: the symbolic rules and range analysis ask these at every node.
+  constexpr bool is_float() const {
+    return !is_ptr && scalar_sets::scalar_in(scalar_type, scalar_sets::kFloatTypes);
+  }
+  constexpr bool is_int() const {
+    return !is_ptr && scalar_sets::scalar_in(scalar_type, scalar_sets::kIntTypes);
+  } // signed, unsigned, index
+  constexpr bool is_unsigned() const {
+    return !is_ptr && scalar_sets::scalar_in(scalar_type, scalar_sets::kUnsignedTypes);
+  }
   bool is_bool() const { return scalar_type == ScalarType::Bool && !is_ptr; }
   bool is_void() const { return scalar_type == ScalarType::Void && !is_ptr; }
   std::string name() const; // "float32", "int8.vec(4)", "float32.ptr(16, local)"
