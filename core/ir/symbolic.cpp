@@ -364,6 +364,38 @@ bool already_canonical(const UOp& root) {
   return divs == 0 || (divs == 1 && mods == 0);
 }
 
+// Whether build(lin) is `root`, decided without building: most sums a rewrite meets are
+// canonical already, and building the form only to compare it interns a node per term.
+bool is_build_of(const Linear& lin, const UOp& root) {
+  const DType dt = lin.dtype;
+  const auto plain = [](const UOp& u, Ops op) {
+    return u.op == op && u.src.size() == 2 && std::holds_alternative<std::monostate>(u.arg) &&
+           u.dtype == u.src[0]->dtype;
+  };
+  // build's term: the node itself for coefficient 1, else node * cst(coef).
+  const auto is_term = [&](const UOp& u, const UOpPtr& node, int64_t coef) {
+    if (coef == 1) return &u == node.get();
+    return plain(u, MUL) && u.src[0] == node && canonical_const(*u.src[1], dt) == coef;
+  };
+  size_t first = 0, last = lin.terms.size(); // the nonzero terms lie in [first, last)
+  while (first < last && lin.terms[first].second == 0) ++first;
+  while (last > first && lin.terms[last - 1].second == 0) --last;
+  if (first == last) return canonical_const(root, dt) == lin.k;
+  const UOp* u = &root;
+  if (lin.k != 0) {
+    if (!plain(*u, ADD) || canonical_const(*u->src[1], dt) != lin.k) return false;
+    u = u->src[0].get();
+  }
+  for (size_t i = last; i-- > first;) {
+    const auto& [node, coef] = lin.terms[i];
+    if (coef == 0) continue;
+    if (i == first) return is_term(*u, node, coef); // the innermost term is u itself
+    if (!plain(*u, ADD) || !is_term(*u->src[1], node, coef)) return false;
+    u = u->src[0].get();
+  }
+  return false;
+}
+
 // ADD/SUB/NEG/MUL-by-constant on integers -> the canonical linear form.
 // Signed only: on unsigned types x-y would become x+y*4294967295, correct but unreadable.
 UOpPtr canonical_sum(const UOpPtr& root) {
@@ -372,8 +404,7 @@ UOpPtr canonical_sum(const UOpPtr& root) {
   if (!linearize(root, 1, lin)) return nullptr;
   lin.drop_zeros();
   if (!merge_divmod(lin)) return nullptr;
-  UOpPtr r = build(lin);
-  return r == root ? nullptr : r;
+  return is_build_of(lin, *root) ? nullptr : build(lin);
 }
 
 // ---- constant folding ---------------------------------------------------------------------
