@@ -34,8 +34,9 @@ struct Frame {
   size_t depth; // rewrites that led here
 };
 
-// Node -> replacement, open addressing keyed by node address. A node present with a null
-// value is in progress (its sources are being rewritten). Entries are never removed.
+// Node -> replacement, open addressing keyed by node address, for the nodes whose memo slot
+// (below) another rewrite holds. A node present with a null value is in progress (its sources
+// are being rewritten). Entries are never removed.
 class NodeMap {
 public:
   struct Slot {
@@ -81,6 +82,54 @@ private:
   size_t used_ = 0;
 };
 
+// Node -> replacement for one rewrite. The entry lives in the node itself (UOp::memo_slot) when
+// the rewrite can claim the node's slot, which it holds until it ends; a node whose slot another
+// running rewrite holds (a rule's nested rewrite, or another thread's) goes to `overflow_`.
+class Memo {
+public:
+  Memo() : id_(next_id_.fetch_add(1, std::memory_order_relaxed)) {}
+  ~Memo() { release(); }
+  Memo(const Memo&) = delete;
+  Memo& operator=(const Memo&) = delete;
+
+  // The entry of `n`, or null when the rewrite has not seen it. A null value: in progress.
+  const UOpPtr** find(const UOp* n) {
+    UOp::MemoSlot& slot = n->memo_slot();
+    if (slot.owner.load(std::memory_order_relaxed) == id_) return &slot.value;
+    if (overflow_empty_) return nullptr;
+    NodeMap::Slot* s = overflow_.find(n);
+    return s != nullptr ? &s->value : nullptr;
+  }
+  // The entry of `n`, created (in progress) when absent.
+  const UOpPtr*& insert(const UOp* n) {
+    if (const UOpPtr** v = find(n)) return *v;
+    UOp::MemoSlot& slot = n->memo_slot();
+    uint64_t free_slot = 0;
+    if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      claimed_.push_back(n);
+      return slot.value;
+    }
+    overflow_empty_ = false;
+    return overflow_.insert(n).value;
+  }
+  // Frees every claimed slot. Runs before the nodes the rewrite built are dropped.
+  void release() {
+    for (const UOp* n : claimed_) {
+      n->memo_slot().value = nullptr;
+      n->memo_slot().owner.store(0, std::memory_order_release);
+    }
+    claimed_.clear();
+  }
+
+private:
+  static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
+  const uint64_t id_;
+  std::vector<const UOp*> claimed_;
+  NodeMap overflow_;
+  bool overflow_empty_ = true;
+};
+
 class Rewriter {
 public:
   Rewriter(const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type, RewriteOptions o)
@@ -106,19 +155,19 @@ public:
 
 private:
   bool done(const UOpPtr& n) {
-    NodeMap::Slot* s = nodes_.find(n.get());
-    return s != nullptr && s->value != nullptr;
+    const UOpPtr** v = nodes_.find(n.get());
+    return v != nullptr && *v != nullptr;
   }
 
   const UOpPtr& lookup(const UOpPtr& n) {
-    NodeMap::Slot* s = nodes_.find(n.get());
-    if (s == nullptr || s->value == nullptr)
+    const UOpPtr** v = nodes_.find(n.get());
+    if (v == nullptr || *v == nullptr)
       throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
-    return *s->value;
+    return **v;
   }
 
   // `result` must outlive the rewrite (see Frame).
-  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()).value = &result; }
+  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()) = &result; }
 
   // Keeps a node built by the rewrite alive until it ends; returns its stable reference.
   const UOpPtr* keep(UOpPtr u) { return &made_.emplace_back(std::move(u)); }
@@ -141,9 +190,8 @@ private:
   }
 
   void stage0(const Frame& f) {
-    NodeMap::Slot* seen_before = nodes_.find(f.n->get());
-    if (seen_before != nullptr && seen_before->value != nullptr)
-      return; // done through another parent
+    const UOpPtr** seen_before = nodes_.find(f.n->get());
+    if (seen_before != nullptr && *seen_before != nullptr) return; // done through another parent
     if (seen_before != nullptr)
       throw RewriteError("graph_rewrite did not reach a fixed point: " + (*f.n)->str() +
                          " was rewritten into a graph that contains itself (the rules cycle)");
@@ -195,8 +243,8 @@ private:
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
   std::vector<Frame> stack_;
-  NodeMap nodes_;
   std::deque<UOpPtr> made_; // the nodes the rewrite built, alive until it ends (see Frame)
+  Memo nodes_;              // declared after made_: it frees the nodes' slots before they go
 };
 
 } // namespace

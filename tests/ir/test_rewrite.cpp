@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+#include <vector>
+
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
 
@@ -19,6 +22,12 @@ const PatternMatcher& fold() {
        [](const Captures& c) { return c["x"] + (c["a"]->ivmin() + c["b"]->ivmin()); }},
   });
   return pm;
+}
+// Nodes of `g` whose memo slot a rewrite still holds (none once every rewrite has returned).
+size_t slots_taken(const UOpPtr& g) {
+  size_t n = 0;
+  for (const UOp* u : g->toposort()) n += u->memo_slot().owner.load() != 0;
+  return n;
 }
 } // namespace
 
@@ -57,6 +66,50 @@ TEST_SUITE("ir.rewrite") {
     for (int i = 0; i < 30; ++i) x = x + x; // 2^30 paths, 32 distinct nodes
     graph_rewrite(x, count);
     CHECK(calls == static_cast<int>(x->toposort().size()));
+  }
+
+  TEST_CASE("a rule's nested rewrite of the same nodes keeps both memos apart") {
+    // The outer rewrite holds the memo slots of the graph's nodes; the nested one, run by a
+    // rule on a subgraph the outer has seen, keeps its own entries for them elsewhere.
+    UOpPtr a = var("a"), b = var("b");
+    UOpPtr shared = (a + 0) * 1;
+    int nested = 0, matched = 0;
+    PatternMatcher outer({{UPat(Ops::MAX).named("m"),
+                           [&](const Captures& c) -> UOpPtr {
+                             ++nested;
+                             UOpPtr l = graph_rewrite(c["m"]->src[0], fold());
+                             UOpPtr r = graph_rewrite(c["m"]->src[1], fold());
+                             return l == c["m"]->src[0] && r == c["m"]->src[1] ? nullptr
+                                                                               : l->maximum(r);
+                           }},
+                          {UPat::var("x"), [&](const Captures&) -> UOpPtr {
+                             ++matched;
+                             return nullptr;
+                           }}});
+    // The outer rewrite visits `shared` before its user, so the nested rewrites meet claimed
+    // nodes; the MAX's sources are left as built (outer has no rule for them).
+    UOpPtr g = UOp::sink({shared, shared->maximum(shared + b), shared + 0});
+    UOpPtr want = UOp::sink({shared, a->maximum(a + b), shared + 0});
+    CHECK(graph_rewrite(g, outer) == want);
+    CHECK(nested == 2); // the MAX it built, then the MAX of rewritten sources
+    // Each node the outer rewrite met was matched once: the graph's nodes but the first MAX,
+    // then the new MAX and its new source a+b.
+    CHECK(matched == static_cast<int>(g->toposort().size()) + 1);
+    CHECK(slots_taken(g) == 0);
+    // Rewriting again from scratch: every slot was freed, nothing is taken as seen.
+    CHECK(graph_rewrite(g, fold()) == UOp::sink({a, a->maximum(a + b), a}));
+    CHECK(graph_rewrite(g, outer) == want);
+  }
+
+  TEST_CASE("an exception leaves no memo slot taken") {
+    UOpPtr a = var("a");
+    UOpPtr e = (a + 0) * 1 + 5;
+    PatternMatcher boom(
+        {{UPat::cvar("c"), [](const Captures&) -> UOpPtr { throw Error("boom"); }}});
+    CHECK_THROWS_AS(graph_rewrite(e, boom), Error);
+    CHECK(slots_taken(e) == 0);
+    CHECK(graph_rewrite(e, fold()) == a + 5);
+    CHECK(slots_taken(e) == 0);
   }
 
   TEST_CASE("bottom_up matches a node before its sources") {
@@ -125,6 +178,29 @@ TEST_SUITE("ir.rewrite") {
 }
 
 TEST_SUITE("ir.stress") {
+  TEST_CASE("threads rewriting one shared graph at once each get the whole result") {
+    // They contend for the same nodes' memo slots: each node is kept by one rewrite in the
+    // node and by the others in their maps, and every thread must still see every node.
+    UOpPtr a = var("a");
+    std::vector<UOpPtr> roots, want;
+    for (int i = 0; i < 3000; ++i) {
+      UOpPtr v = UOp::variable("t" + std::to_string(i % 50), 0, 9);
+      roots.push_back(((v + 0) * 1 + i % 7) + 1);
+      want.push_back(v + (i % 7 + 1));
+    }
+    const UOpPtr g = UOp::sink(roots), expect = UOp::sink(want);
+    constexpr int kThreads = 4;
+    std::vector<int> ok(kThreads, 0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        for (int r = 0; r < 20; ++r) ok[t] += graph_rewrite(g, fold()) == expect;
+      });
+    for (auto& t : ts) t.join();
+    for (int t = 0; t < kThreads; ++t) CHECK(ok[t] == 20);
+    CHECK(slots_taken(g) == 0);
+  }
+
   TEST_CASE("a chain of 1,000,000 nodes rewrites without touching the stack") {
     UOpPtr a = var("a");
     UOpPtr x = a;

@@ -144,6 +144,17 @@ public:
 
   static size_t live_count(); // nodes alive now, process-wide
 
+  // graph_rewrite's memo entry for this node (tg/ir/rewrite.cpp). A running rewrite claims the
+  // slot by writing its id into `owner` and frees it when it ends; a rewrite that finds the slot
+  // taken (by a nested or concurrent rewrite) keeps the node in a hash map instead. Keeping the
+  // entry in the node means the memo costs no lookup in a large table: the rewrite reads the
+  // node anyway.
+  struct MemoSlot {
+    std::atomic<uint64_t> owner{0};
+    const UOpPtr* value = nullptr;
+  };
+  MemoSlot& memo_slot() const { return memo_; }
+
   UOp(const UOp&) = delete;
   UOp& operator=(const UOp&) = delete;
 
@@ -161,6 +172,7 @@ private:
   size_t hash_;
   mutable std::atomic<int64_t> refs_{0};
   mutable UOp* next_in_table_ = nullptr; // chain of the node table's bucket, under its lock
+  mutable MemoSlot memo_;
   ConstValue vmin_, vmax_;
   std::shared_ptr<const std::optional<Shape>> shape_;
   mutable std::once_flag topo_once_, slice_once_;
