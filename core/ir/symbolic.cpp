@@ -705,11 +705,10 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
     }
   }
   // Take the multiples of c out of the coefficients: (x*4+y)//4 -> x + y//4,
-  // (x*5+y)%4 -> (x+y)%4, with g = gcd(c, remainders) divided out.
+  // (x*5+y)%4 -> (x+y)%4. (g, the common divisor of c and x's coefficients, is 1 here: a
+  // larger one was divided out above.)
   {
     Linear quo(dt), rem(dt);
-    i128 gr = c;
-    for (const auto& t : lin.terms) gr = gcd128(gr, floormod(t.second, c));
     const i128 kr = floormod(k, c);
     quo.add_const(floordiv(k, c));
     rem.add_const(kr / g);
