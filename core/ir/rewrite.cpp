@@ -9,10 +9,13 @@
 // The memo (`nodes_`) holds finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <unordered_set>
+
+#include <boost/container/small_vector.hpp>
 
 #include "tg/error.hpp"
 #include "tg/ir/pass.hpp"
@@ -44,9 +47,9 @@ public:
     const UOpPtr* value = nullptr;
   };
 
-  NodeMap() : slots_(64) {}
-
+  // Empty until the first insert: most rewrites never need the map.
   Slot* find(const UOp* k) {
+    if (slots_.empty()) return nullptr;
     for (size_t i = home(k);; i = (i + 1) & (slots_.size() - 1)) {
       if (slots_[i].key == k) return &slots_[i];
       if (slots_[i].key == nullptr) return nullptr;
@@ -73,13 +76,32 @@ private:
     return slots_[i];
   }
   void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
+    std::vector<Slot> old(std::max<size_t>(64, slots_.size() * 2));
     old.swap(slots_);
     for (const Slot& s : old)
       if (s.key != nullptr) probe(s.key) = s;
   }
   std::vector<Slot> slots_;
   size_t used_ = 0;
+};
+
+// The nodes a rewrite built, at stable addresses: chunks that double in size, the first
+// allocated by the first node (a rewrite that changes nothing allocates nothing; graph_rewrite
+// runs on small graphs all through codegen, where its setup cost counted).
+class NodeList {
+public:
+  UOpPtr& push(UOpPtr u) {
+    if (used_ == capacity_) {
+      capacity_ = capacity_ == 0 ? 16 : 2 * capacity_;
+      chunks_.push_back(std::make_unique<UOpPtr[]>(capacity_));
+      used_ = 0;
+    }
+    return chunks_.back()[used_++] = std::move(u);
+  }
+
+private:
+  boost::container::small_vector<std::unique_ptr<UOpPtr[]>, 8> chunks_;
+  size_t capacity_ = 0, used_ = 0; // of the last chunk
 };
 
 // Node -> replacement for one rewrite. The entry lives in the node itself (UOp::memo_slot) when
@@ -125,7 +147,7 @@ public:
 private:
   static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
   const uint64_t id_;
-  std::vector<const UOp*> claimed_;
+  boost::container::small_vector<const UOp*, 32> claimed_;
   NodeMap overflow_;
   bool overflow_empty_ = true;
 };
@@ -170,7 +192,7 @@ private:
   void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()) = &result; }
 
   // Keeps a node built by the rewrite alive until it ends; returns its stable reference.
-  const UOpPtr* keep(UOpPtr u) { return &made_.emplace_back(std::move(u)); }
+  const UOpPtr* keep(UOpPtr u) { return &made_.push(std::move(u)); }
 
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
@@ -242,9 +264,9 @@ private:
   void* ctx_;
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
-  std::vector<Frame> stack_;
-  std::deque<UOpPtr> made_; // the nodes the rewrite built, alive until it ends (see Frame)
-  Memo nodes_;              // declared after made_: it frees the nodes' slots before they go
+  boost::container::small_vector<Frame, 32> stack_;
+  NodeList made_; // the nodes the rewrite built, alive until it ends (see Frame)
+  Memo nodes_;    // declared after made_: it frees the nodes' slots before they go
 };
 
 } // namespace
