@@ -1,12 +1,13 @@
 // graph_rewrite throughput: node visits per second
 //  1. symbolic() over a large graph of random index expressions (many rules fire),
 //  2. symbolic() over a chain of 1M nodes ((x+1)+1)+... that folds to x+1000000,
-//  3. an empty matcher over a 1M-node chain (the traversal alone).
+//  3. symbolic() over 20k small expressions, one graph_rewrite each (the per-call cost),
+//  4. an empty matcher over a 1M-node chain (the traversal alone).
 // A node visit is one node of the input graph processed by graph_rewrite. Each case is run
 // `reps` times on a freshly built graph and the best time is reported.
 //
-//   tg_bench_rewrite                      the three cases above
-//   tg_bench_rewrite CASE [SIZE [REPS]]   one case (symbolic, chain or empty) at another
+//   tg_bench_rewrite                      the four cases above
+//   tg_bench_rewrite CASE [SIZE [REPS]]   one case (symbolic, chain, small or empty) at another
 //                                         size (chain length, or number of expressions),
 //                                         e.g. `chain 20000 1` under callgrind with
 //                                         --toggle-collect='tg::graph_rewrite_raw*'
@@ -85,6 +86,28 @@ void measure(const char* what, const std::function<UOpPtr()>& build, const Patte
               best * 1e3, nodes / best / 1e6);
 }
 
+// Codegen runs graph_rewrite on many small graphs (an index, a condition): the same random
+// expressions of depth 3, each rewritten by its own call, so the per-call setup counts.
+void measure_small(size_t exprs, int reps) {
+  std::mt19937 rng(1234);
+  std::vector<UOpPtr> vars, roots;
+  for (int i = 0; i < 6; ++i)
+    vars.push_back(UOp::variable(std::string(1, static_cast<char>('a' + i)), 0, 10 + 7 * i));
+  for (size_t i = 0; i < exprs; ++i) roots.push_back(random_expr(rng, vars, 3));
+  size_t nodes = 0;
+  for (const UOpPtr& r : roots) nodes += r->toposort().size();
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (const UOpPtr& root : roots) graph_rewrite(root, symbolic());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::printf("%-44s %9zu nodes, %5.2f us a call  %6.2f M node visits/s\n",
+              "symbolic, small expressions, a call each", nodes, best / exprs * 1e6,
+              nodes / best / 1e6);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -100,11 +123,13 @@ int main(int argc, char** argv) {
     else if (what == "chain")
       measure(
           "symbolic, chain (x+1)+1+...", [n] { return chain(n); }, symbolic(), reps);
+    else if (what == "small")
+      measure_small(n, reps);
     else if (what == "empty")
       measure(
           "empty matcher, chain", [n] { return chain(n); }, empty, reps);
     else {
-      std::fprintf(stderr, "usage: %s [symbolic|chain|empty [SIZE [REPS]]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [symbolic|chain|small|empty [SIZE [REPS]]]\n", argv[0]);
       return 2;
     }
     return 0;
@@ -115,6 +140,7 @@ int main(int argc, char** argv) {
       3);
   measure(
       "symbolic, 1M-node chain (x+1)+1+...", [] { return chain(1000000); }, symbolic(), 3);
+  measure_small(20000, 3);
   measure(
       "empty matcher, 1M-node chain", [] { return chain(1000000); }, empty, 3);
   return 0;
