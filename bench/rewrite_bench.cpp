@@ -53,15 +53,18 @@ UOpPtr random_expr(std::mt19937& rng, const std::vector<UOpPtr>& vars, int depth
   }
 }
 
-UOpPtr symbolic_graph(size_t exprs) {
+// `exprs` random expressions of the given depth over six index variables (the same seed each
+// time, so every run rewrites the same graphs).
+std::vector<UOpPtr> random_exprs(size_t exprs, int depth) {
   std::mt19937 rng(1234);
-  std::vector<UOpPtr> vars;
+  std::vector<UOpPtr> vars, roots;
   for (int i = 0; i < 6; ++i)
     vars.push_back(UOp::variable(std::string(1, static_cast<char>('a' + i)), 0, 10 + 7 * i));
-  std::vector<UOpPtr> roots;
-  for (size_t i = 0; i < exprs; ++i) roots.push_back(random_expr(rng, vars, 6));
-  return UOp::sink(std::move(roots));
+  for (size_t i = 0; i < exprs; ++i) roots.push_back(random_expr(rng, vars, depth));
+  return roots;
 }
+
+UOpPtr symbolic_graph(size_t exprs) { return UOp::sink(random_exprs(exprs, 6)); }
 
 UOpPtr chain(size_t n) {
   UOpPtr x = UOp::variable("x", 0, 100);
@@ -89,11 +92,7 @@ void measure(const char* what, const std::function<UOpPtr()>& build, const Patte
 // Codegen runs graph_rewrite on many small graphs (an index, a condition): the same random
 // expressions of depth 3, each rewritten by its own call, so the per-call setup counts.
 void measure_small(size_t exprs, int reps) {
-  std::mt19937 rng(1234);
-  std::vector<UOpPtr> vars, roots;
-  for (int i = 0; i < 6; ++i)
-    vars.push_back(UOp::variable(std::string(1, static_cast<char>('a' + i)), 0, 10 + 7 * i));
-  for (size_t i = 0; i < exprs; ++i) roots.push_back(random_expr(rng, vars, 3));
+  const std::vector<UOpPtr> roots = random_exprs(exprs, 3);
   size_t nodes = 0;
   for (const UOpPtr& r : roots) nodes += r->toposort().size();
   double best = 1e30;
