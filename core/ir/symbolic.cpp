@@ -729,9 +729,11 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
     // Most calls that get here find x's coefficients reduced already: the result would be
     // root itself (rem builds x, and the quotient has no other term). Decide that without
     // building it.
-    const bool lone_div = quo.k == 0 && std::all_of(quo.terms.begin(), quo.terms.end(),
-                                                    [](const auto& t) { return t.second == 0; });
-    if (g == 1 && (is_mod || lone_div) && std::holds_alternative<std::monostate>(root->arg) &&
+    const auto lone_div = [&] {
+      return quo.k == 0 && std::all_of(quo.terms.begin(), quo.terms.end(),
+                                       [](const auto& t) { return t.second == 0; });
+    };
+    if (g == 1 && (is_mod || lone_div()) && std::holds_alternative<std::monostate>(root->arg) &&
         root->dtype == x->dtype && canonical_const(*root->src[1], dt) == c && is_build_of(rem, *x))
       return nullptr;
     UOpPtr rn = build(rem);
