@@ -539,9 +539,11 @@ UOpPtr expand_kernel(const UOpPtr& ast, int64_t vector_lanes) {
       any |= t == AxisType::Upcast || t == AxisType::Unroll;
     }
   if (!any) return ast;
-  // Sixteen vector registers of accumulators: 256 lanes with AVX-512's 32 registers of 16,
-  // else 128 (AVX2's 16 registers of 8, and every narrower target).
-  return Expander(ast, std::max<int64_t>(128, 16 * vector_lanes)).run(ast);
+  return Expander(ast, max_vector_accumulator_lanes(vector_lanes)).run(ast);
+}
+
+int64_t max_vector_accumulator_lanes(int64_t vector_lanes) {
+  return vector_lanes >= 16 ? 20 * vector_lanes : 128;
 }
 
 } // namespace tg

@@ -135,8 +135,9 @@ TEST_SUITE("tensor.grad_nn") {
         },
         {{1, 2, 4, 3}, {2, 2, 2, 2}})); // non-contiguous input
     // 8 and more input channels per group: the weight gradient is a matrix product over the
-    // pixels (fewer take the convolution of x by dy above), with groups, stride, dilation and
-    // padding (tensor.nnfunc checks its chunks of images against a loop).
+    // pixels (fewer take products of rows above at stride 1, the convolution of x by dy with a
+    // stride or in 3-D), with groups, stride, dilation and padding (tensor.nnfunc checks the
+    // chunks of images of both against loops).
     CHECK(gradcheck(
         [](const V& x) {
           return x[0].conv2d(x[1], {}, {2, 1}, {1, 2}, {1, 2}, 2);

@@ -157,6 +157,12 @@ UOpPtr optimize_kernel(const UOpPtr& ast, const std::vector<Opt>& opts, const Re
 // renderer's) bounds how many lanes an unrolled reduce keeps as vector accumulators.
 UOpPtr expand_kernel(const UOpPtr& ast, int64_t vector_lanes = 0);
 
+// How many lanes an unrolled reduce may keep as vector accumulators (expand_kernel), which the
+// CPU heuristic sizes its register tiles by: 20 vector registers of AVX-512's 32 (the 12 left
+// hold a tile's operands: a 4 x 5 tile loads 9), else 128 (AVX2's 16 registers of 8, and every
+// narrower target).
+int64_t max_vector_accumulator_lanes(int64_t vector_lanes);
+
 // Pass: devectorize. A vector LOAD or STORE (from expansion, or a register access from
 // lower_reduces) becomes loads/stores of runs of consecutive addresses that are provably
 // aligned to their length (lengths 2..16, powers of two) under one gate, and single-lane ones
