@@ -503,21 +503,19 @@ TEST_SUITE("codegen.opt") {
     if (!noopt() && on_cpu()) {
       // A register tile on a CPU: rows of a (i, the slower lanes) times whole vectors of b's
       // row (j: two vector registers wide where 48 allows, else one), k unrolled by 4. With
-      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4. b's
-      // rows are 192 bytes apart (not a multiple of 2 KiB), so j's tiles go outermost (SWAP):
-      // each column panel of b stays in cache while the tiles of i pass over it.
+      // 16-lane registers (AVX-512's 32 of them) 8 rows, with 8-lane ones (AVX2's 16) 4. b
+      // (6 KiB) stays in cache whichever loop is outermost: the tiles of i stay outermost.
       const int64_t lanes = cpu_caps().vector_lanes;
-      if (lanes == 16) CHECK(ks[0].name == "r_3_8_8_16_8_4");
-      if (lanes == 8) CHECK(ks[0].name == "r_3_16_4_16_8_4");
+      if (lanes == 16) CHECK(ks[0].name == "r_8_3_8_16_8_4");
+      if (lanes == 8) CHECK(ks[0].name == "r_16_3_4_16_8_4");
       RendererCaps avx512 = cpu_caps(), avx2 = cpu_caps(), sse = cpu_caps();
       avx512.vector_lanes = 16, avx2.vector_lanes = 8, sse.vector_lanes = 4;
-      const Opt swap{OptOp::SWAP, 0, 1};
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx512) ==
-            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4), swap});
+            std::vector<Opt>{upcast(0, 8), upcast(1, 16), unroll(0, 4)});
       CHECK(hand_coded_optimizations(simplify_kernel(ast), avx2) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4), swap});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 16), unroll(0, 4)});
       CHECK(hand_coded_optimizations(simplify_kernel(ast), sse) ==
-            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4), swap});
+            std::vector<Opt>{upcast(0, 4), upcast(1, 8), unroll(0, 4)});
       // With work groups (a GPU) the first upcast stays tinygrad's 3 or 4.
       RendererCaps gpu = cpu_caps();
       gpu.has_local = true;
@@ -529,15 +527,24 @@ TEST_SUITE("codegen.opt") {
     run_all(ast, {unroll(0, 0)}, make, check); // the whole reduce unrolled: no loop left
   }
 
-  TEST_CASE("matmul a @ b on the CPU: b's tiles go outermost unless its rows are 2 KiB apart") {
-    // With b's rows a multiple of 2 KiB apart, a column panel of b maps onto a few cache sets
-    // whichever loop is outermost, so the tiles of a stay outermost (no SWAP).
+  TEST_CASE("matmul a @ b on the CPU: a large b's tiles go outermost unless 2 KiB apart") {
+    // A b larger than 192 KiB (128 rows of 480 floats: 240 KiB) goes outermost by column
+    // panels (SWAP), each staying in cache while the tiles of a pass over it; not with b's
+    // rows a multiple of 2 KiB apart (512 floats), where a panel maps onto a few cache sets
+    // whichever loop is outermost, nor when b is small (32 rows: 60 KiB), where all of it
+    // stays in cache and a then streams once.
     if (noopt() || !on_cpu()) return;
     RendererCaps avx512 = cpu_caps();
     avx512.vector_lanes = 16;
-    for (const auto& [n, swapped] : {std::pair<int64_t, bool>{512, false}, {480, true}}) {
+    struct Case {
+      int64_t n, K;
+      bool swapped;
+    };
+    for (const auto& [n, K, swapped] :
+         {Case{512, 128, false}, Case{480, 128, true}, Case{480, 32, false}}) {
       CAPTURE(n);
-      const int64_t M = 256, K = 32; // n < 4 M: not the rule for a much larger b
+      CAPTURE(K);
+      const int64_t M = 256; // n < 4 M: not the rule for a much larger b
       auto out = buf(0, dtypes::float32, M * n), a = buf(1, dtypes::float32, M * K),
            b = buf(2, dtypes::float32, K * n);
       auto i = rng(M, 0), j = rng(n, 1), k = rng(K, 2, AxisType::Reduce);
@@ -554,11 +561,12 @@ TEST_SUITE("codegen.opt") {
     // b stored as [n / 32][k][32] (Tensor::matmul packs it so): b's index divides and takes
     // the remainder of j by the panel width, so j is contiguous in b only within a panel. The
     // tile (8 x 32 with AVX-512) is one panel wide, and each panel, 128 bytes a row, stays in
-    // cache while the tiles of i pass over it (SWAP). Run with every Opt and against NOOPT.
+    // cache while the tiles of i pass over it (SWAP: b is 256 KiB). Run with every Opt and
+    // against NOOPT.
     if (noopt() || !on_cpu()) return;
     RendererCaps avx512 = cpu_caps();
     avx512.vector_lanes = 16;
-    const int64_t M = 64, N = 128, K = 24, W = 32;
+    const int64_t M = 64, N = 128, K = 512, W = 32;
     auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),
          b = buf(2, dtypes::float32, K * N);
     auto i = rng(M, 0), j = rng(N, 1), k = rng(K, 2, AxisType::Reduce);

@@ -255,6 +255,7 @@ struct CpuMatmul {
   bool a_computed = false, b_computed = false; // an operand computed from its loads
   std::vector<Arg> a_bufs, b_bufs;             // the buffers (PARAM args) each operand reads
   int64_t b_row_bytes = 0;                     // a @ b: bytes from one row of b (k) to the next
+  int64_t b_bytes = 0;                         // a @ b: the size of b's buffer
   // b stored in column panels whose index is an output axis of its own (the product kept as
   // (m, n / w, w)): that axis's id, else -1. n is then one panel, read whole by the tile.
   int64_t panels_id = -1;
@@ -300,7 +301,10 @@ std::optional<CpuMatmul> cpu_matmul(const UOpPtr& k, const RendererCaps& caps) {
     res.b_along_n =
         ai && bi &&
         (stride(bi, n_axis) == 1 || coeff_in_tile(bi->src[1].get(), n_axis, panel) == 1);
-    if (res.b_along_n) res.b_row_bytes = stride(bi, kr) * bi->dtype.scalar_itemsize();
+    if (res.b_along_n) {
+      res.b_row_bytes = stride(bi, kr) * bi->dtype.scalar_itemsize();
+      res.b_bytes = bi->src[0]->dtype.size * static_cast<int64_t>(bi->dtype.scalar_itemsize());
+    }
     if (res.b_along_n && stride(bi, kr) == const_size(n_axis))
       for (const auto& r : out)
         if (r.get() != n_axis && rarg(r.get()).type == AxisType::Global && !depends(a, r.get()) &&
@@ -658,12 +662,12 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
     // of the large one streaming past every tile of m (BERT's logits: 47 -> 118 GFLOP/s).
     // Not with a computed operand (a quantized weight): its tile already reuses each
     // dequantized row across 8 tokens, and swapped it ran slower (110M Q4_0 pp512 850 -> 580).
-    // For a @ b also when b's rows are not a multiple of 2 KiB apart: a column panel of b (its
-    // k rows x the tile's n) then stays in L2 while every tile of m passes over it, instead of
-    // all of b streaming past each tile of m (on a 2-core Xeon: 768 and 1152 square float32
-    // matmuls 195 -> 365 and 174 -> 412 GFLOP/s). At a multiple of 2 KiB the panel's rows map
-    // to a few cache sets and evict each other, so n outermost gains nothing (1024: 10% slower,
-    // 1536 7% slower, 2048 the same).
+    // For a @ b also when b's rows are not a multiple of 2 KiB apart and b is larger than 192
+    // KiB: a column panel of b (its k rows x the tile's n) then stays in L2 while every tile of
+    // m passes over it, instead of all of b streaming past each tile of m (on a 2-core Xeon:
+    // 768 and 1152 square float32 matmuls 195 -> 365 and 174 -> 412 GFLOP/s). At a multiple of
+    // 2 KiB the panel's rows map to a few cache sets and evict each other, so n outermost gains
+    // nothing (1024: 10% slower, 1536 7% slower, 2048 the same).
     std::optional<std::pair<int64_t, int64_t>> outer_n;
     if (const auto mm = cpu_matmul(k, caps)) {
       // Rows of the m operand: every output but n's (tokens over batch and sequence axes).
@@ -672,7 +676,12 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
       int64_t total = 1;
       for (const auto& r : out) total *= std::max<int64_t>(const_size(r.get()), 1);
       const int64_t n = na < 0 ? -1 : const_size(out[static_cast<size_t>(na)].get());
-      const bool b_panels = mm->b_along_n && mm->b_row_bytes % 2048 != 0;
+      // Not for a b of at most 192 KiB: a convolution's filter (64 -> 64 3x3: 147 KiB) stays
+      // in L2 beside a's stream whatever the order, and swapped, a streams from memory once
+      // per panel (beautiful_mnist's 64 -> 64 forward at batch 512 on a 2-core Xeon: 5.0 ->
+      // 4.0 ms unswapped). A weight gradient's b, the whole batch's dy, still swaps.
+      const bool b_panels =
+          mm->b_along_n && mm->b_row_bytes % 2048 != 0 && mm->b_bytes > 192 * 1024;
       if (ma >= 0 && na > ma && n > 0 && (n >= 4 * (total / n) || b_panels) && !mm->a_computed &&
           !mm->b_computed)
         outer_n = std::pair{mm->m_id, mm->n_id};
