@@ -484,6 +484,42 @@ TEST_SUITE("codegen.opt") {
         [&](const std::vector<HostBuf>& bufs) { m.check(bufs); });
   }
 
+  TEST_CASE("a max pool over a channels-last input on the CPU: vectors of channels") {
+    // out[n, c, y, x] = max over a 2x2 window of in[n, 2y + wy, 2x + wx, c] + b[c]: the input is
+    // stored channels-last (a convolution's output), the result channels-first, and b is
+    // broadcast over the batch. The channels are upcast by the vector width, each load a whole
+    // vector of them; the general rules would take the batch (b broadcasts over it) by 4, each
+    // lane one float of its own cache line.
+    const int64_t N = 8, C = 32, H = 8, W = 8, OH = H / 2, OW = W / 2;
+    auto out = buf(0, dtypes::float32, N * C * OH * OW),
+         in = buf(1, dtypes::float32, N * H * W * C), bias = buf(2, dtypes::float32, C);
+    auto n = rng(N, 0), c = rng(C, 1), y = rng(OH, 2), x = rng(OW, 3),
+         wy = rng(2, 4, AxisType::Reduce), wx = rng(2, 5, AxisType::Reduce);
+    auto v = ld(in, ((n * H + y * 2 + wy) * W + x * 2 + wx) * C + c) + ld(bias, c);
+    auto ast = UOp::sink({st(out, ((n * C + c) * OH + y) * OW + x, reduce(Ops::MAX, v, {wy, wx}))});
+    if (!noopt() && on_cpu()) {
+      RendererCaps avx512 = cpu_caps();
+      avx512.vector_lanes = 16;
+      const auto opts = hand_coded_optimizations(simplify_kernel(ast), avx512);
+      REQUIRE(!opts.empty());
+      CHECK(opts[0] == upcast(1, 16));
+    }
+    auto iv = pattern(N * H * W * C, 23, 11), bv = pattern(C, 5, 2);
+    std::vector<float> ref(N * C * OH * OW);
+    for (int64_t a = 0; a < N; ++a)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j) {
+            float m = -1e30f;
+            for (int64_t p = 0; p < 2; ++p)
+              for (int64_t q = 0; q < 2; ++q)
+                m = std::max(m, iv[((a * H + 2 * i + p) * W + 2 * j + q) * C + ch] + bv[ch]);
+            ref[((a * C + ch) * OH + i) * OW + j] = m;
+          }
+    run_all(ast, {upcast(1, 16), unroll(1, 0), unroll(0, 0)}, zeros_then(N * C * OH * OW, iv, bv),
+            equals(ref));
+  }
+
   TEST_CASE("matmul 64x48x32") {
     const int64_t M = 64, N = 48, K = 32;
     auto out = buf(0, dtypes::float32, M * N), a = buf(1, dtypes::float32, M * K),

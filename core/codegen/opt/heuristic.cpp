@@ -105,6 +105,37 @@ std::optional<int64_t> output_size(const UOpPtr& k) {
   return n;
 }
 
+// A CPU column reduce's axis: the first output axis, a whole number of vectors long, that some
+// load reads contiguously while striding along every reduce axis (per-channel sums of a
+// channels-last activation), or -1. With `strided_store`, only an axis the output is not
+// stored contiguously along (a pool over a channels-last input into a channels-first output).
+int column_reduce_axis(const UOpPtr& k, const RendererCaps& caps, bool strided_store) {
+  const auto red = opt_axes(k, true);
+  if (red.empty()) return -1;
+  std::unordered_set<const UOp*> stored_at;
+  for (const UOp* u : k->toposort())
+    if (u->op == Ops::STORE) stored_at.insert(u->src[0].get());
+  const auto out_axes = opt_axes(k, false);
+  for (size_t a = 0; a < out_axes.size(); ++a) {
+    const UOp* r = out_axes[a].get();
+    const int64_t s = const_size(r), w = std::max<int64_t>(caps.vector_lanes, 4);
+    if (rarg(r).type != AxisType::Global || s <= 0 || s % w != 0) continue;
+    bool column = false, store_along = false;
+    for (const UOp* b : accesses(k)) {
+      if (stored_at.count(b)) {
+        store_along |= stride(b, r) == 1;
+        continue;
+      }
+      if (stride(b, r) != 1) continue;
+      bool strided = true;
+      for (const auto& rr : red) strided &= stride(b, rr.get()) > 1;
+      column |= strided;
+    }
+    if (column && !(strided_store && store_along)) return static_cast<int>(a);
+  }
+  return -1;
+}
+
 // The position of the range with id `id` among the output axes (-1: gone).
 int axis_of_id(const UOpPtr& k, int64_t id) {
   const auto axes = opt_axes(k, false);
@@ -751,7 +782,15 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
   }
   // Upcast output axes some buffer broadcasts over, while the output is large.
   std::vector<int64_t> upcasted_ids;
-  while (true) {
+  // A CPU column reduce whose output is stored along another axis (a max pool over the
+  // channels-last output of a convolution, into channels-first): the general upcasts would
+  // take an axis the input is strided along (the batch, its norm's parameters broadcast over
+  // it), each lane a float of its own cache line. It goes to the column rule below instead:
+  // vectors of neighbouring channels (beautiful_mnist's pools forward and backward, 4 kernels
+  // of a training step at batch 512 on a 2-core Xeon: 5.7-7.1 -> 2.7-3.9 ms).
+  const bool column_first =
+      !caps.has_local && output_size(k) && column_reduce_axis(k, caps, true) >= 0;
+  while (!column_first) {
     const auto out_axes = opt_axes(k, false);
     // A symbolic axis (attention's keys so far) counts at its largest: the constant axes beside
     // it are still worth upcasting (a prefill's scores, keys x queries, tile over the queries).
@@ -852,42 +891,29 @@ std::vector<Opt> hand_coded_optimizations(const UOpPtr& ast, const RendererCaps&
   // the vector width, each load is a whole vector of neighbouring outputs (beautiful_mnist's
   // 64-channel sums over 512 x 6 x 6: 1.9 -> 8.3 GB/s, its training step 295 -> 226 ms on a
   // 2-core Xeon; the 110M llama's softmax reductions at pp512: 41 -> 26 ms).
-  if (!caps.has_local && upcasted_ids.empty() && output_size(k)) {
+  if (const int a = !caps.has_local && upcasted_ids.empty() && output_size(k)
+                        ? column_reduce_axis(k, caps, false)
+                        : -1;
+      a >= 0) {
     const auto red = opt_axes(k, true);
-    std::unordered_set<const UOp*> stored_at;
-    for (const UOp* u : k->toposort())
-      if (u->op == Ops::STORE) stored_at.insert(u->src[0].get());
-    const auto out_axes = opt_axes(k, false);
-    for (size_t a = 0; a < out_axes.size() && !red.empty(); ++a) {
-      const UOp* r = out_axes[a].get();
-      const int64_t s = const_size(r), w = std::max<int64_t>(caps.vector_lanes, 4);
-      if (rarg(r).type != AxisType::Global || s <= 0 || s % w != 0) continue;
-      bool column = false;
-      for (const UOp* b : accesses(k)) {
-        if (stored_at.count(b) || stride(b, r) != 1) continue;
-        bool strided = true;
-        for (const auto& rr : red) strided &= stride(b, rr.get()) > 1;
-        column |= strided;
-      }
-      if (!column) continue;
-      // A long reduce (at least 64, or symbolic: a decode's attention over the keys so far)
-      // takes four vectors while eight work items are left: four independent accumulators
-      // instead of one chain of dependent adds (the 110M llama's attention-weighted values at
-      // decode: 36 -> 24 ms over 256 tokens, tg512 6% faster).
-      bool long_reduce = false;
-      int64_t reduce_size = 1;
-      for (const auto& rr : red) {
-        const int64_t rs = const_size(rr.get());
-        long_reduce |= rs < 0;
-        reduce_size *= std::max<int64_t>(rs, 1);
-        long_reduce |= reduce_size >= 64;
-      }
-      const int64_t items_at_four = *output_size(k) / s * (s / (4 * w));
-      const int64_t amount = long_reduce && s % (4 * w) == 0 && items_at_four >= 8 ? 4 * w : w;
-      apply({OptOp::UPCAST, static_cast<int>(a), static_cast<int>(s == amount ? 0 : amount)});
-      upcasted_ids.push_back(rarg(r).id);
-      break;
+    const UOp* r = opt_axes(k, false)[static_cast<size_t>(a)].get();
+    const int64_t s = const_size(r), w = std::max<int64_t>(caps.vector_lanes, 4);
+    // A long reduce (at least 64, or symbolic: a decode's attention over the keys so far)
+    // takes four vectors while eight work items are left: four independent accumulators
+    // instead of one chain of dependent adds (the 110M llama's attention-weighted values at
+    // decode: 36 -> 24 ms over 256 tokens, tg512 6% faster).
+    bool long_reduce = false;
+    int64_t reduce_size = 1;
+    for (const auto& rr : red) {
+      const int64_t rs = const_size(rr.get());
+      long_reduce |= rs < 0;
+      reduce_size *= std::max<int64_t>(rs, 1);
+      long_reduce |= reduce_size >= 64;
     }
+    const int64_t items_at_four = *output_size(k) / s * (s / (4 * w));
+    const int64_t amount = long_reduce && s % (4 * w) == 0 && items_at_four >= 8 ? 4 * w : w;
+    apply({OptOp::UPCAST, a, static_cast<int>(s == amount ? 0 : amount)});
+    upcasted_ids.push_back(rarg(r).id);
   }
 
   // With 32 vector registers (16 lanes: AVX-512), a long reduce into two upcast axes (a
