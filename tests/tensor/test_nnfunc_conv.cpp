@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 
@@ -152,6 +153,36 @@ int64_t kernels(const std::vector<tg::ScheduleItem>& items) {
   return n;
 }
 
+// The CPU renderer's caps.
+tg::RendererCaps cpu_caps() {
+  auto dev = tg::DeviceRegistry::global().open("CPU");
+  return dev->renderer(dev->renderers().front()).caps();
+}
+
+// The kernel ASTs lowered with the heuristic's Opts (none given) while `run` executes.
+std::vector<tg::UOpPtr> heuristic_asts(const std::function<void()>& run) {
+  std::mutex mu;
+  std::vector<tg::UOpPtr> asts;
+  tg::set_lowering_observer(
+      [&](const tg::UOpPtr& ast, const std::vector<tg::Opt>* opts, const tg::RendererCaps&) {
+        std::lock_guard lock(mu);
+        if (opts == nullptr) asts.push_back(ast);
+      });
+  struct Reset {
+    ~Reset() { tg::set_lowering_observer({}); }
+  } reset;
+  run();
+  return asts;
+}
+
+// The widest register a kernel keeps (its vector accumulators), lowered for `caps`.
+size_t accumulator_lanes(const tg::UOpPtr& ast, const tg::RendererCaps& caps) {
+  size_t lanes = 0;
+  for (const auto& u : tg::lower_kernel(ast, caps).uops)
+    if (u->op == tg::Ops::DEFINE_REG) lanes = std::max<size_t>(lanes, u->dtype.size);
+  return lanes;
+}
+
 struct ConvCase {
   const char* name;
   Shape x, w;
@@ -280,21 +311,14 @@ TEST_SUITE("tensor.nnfunc") {
     // (AVX-512) the kernel keeps the a @ b tile, 8 input channels x 2 vectors of 16 output
     // channels: 256 accumulator lanes (batch 512 on Zen 4: 203 -> 304 GFLOP/s against the
     // convolution of x by dy it replaced).
-    auto dev = tg::DeviceRegistry::global().open("CPU");
-    const tg::RendererCaps caps = dev->renderer(dev->renderers().front()).caps();
+    const tg::RendererCaps caps = cpu_caps();
     if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
-    std::mutex mu;
-    std::vector<tg::UOpPtr> asts;
-    tg::set_lowering_observer(
-        [&](const tg::UOpPtr& ast, const std::vector<tg::Opt>* opts, const tg::RendererCaps&) {
-          std::lock_guard lock(mu);
-          if (opts == nullptr) asts.push_back(ast);
-        });
-    auto x = Tensor::rand({16, 32, 24, 24}, dtypes::float32, "CPU");
-    auto w = Tensor::rand({32, 32, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
-    x.conv2d(w).sum().backward();
-    w.grad().realize();
-    tg::set_lowering_observer({});
+    const auto asts = heuristic_asts([] {
+      auto x = Tensor::rand({16, 32, 24, 24}, dtypes::float32, "CPU");
+      auto w = Tensor::rand({32, 32, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
+      x.conv2d(w).sum().backward();
+      w.grad().realize();
+    });
     // The weight gradient: the kernel whose output holds a multiple of the 25,600 weights and
     // that reduces the most.
     size_t best_terms = 0, acc_lanes = 0;
@@ -306,9 +330,7 @@ TEST_SUITE("tensor.nnfunc") {
               u->src[0]->ivmin();
       if (out % (32 * 32 * 25) != 0 || red == 1 || size_t(out * red) <= best_terms) continue;
       best_terms = size_t(out * red);
-      acc_lanes = 0;
-      for (const auto& u : tg::lower_kernel(ast, caps).uops)
-        if (u->op == tg::Ops::DEFINE_REG) acc_lanes = std::max<size_t>(acc_lanes, u->dtype.size);
+      acc_lanes = accumulator_lanes(ast, caps);
     }
     REQUIRE(best_terms > 0);
     CHECK(acc_lanes == 256);
@@ -318,25 +340,16 @@ TEST_SUITE("tensor.nnfunc") {
     // hlb_cifar10's last block (4x4 images): a row of 4 outputs is a quarter of an AVX-512
     // register, so the tile takes all 4 rows (one register per output channel) and 16 output
     // channels: 256 accumulator lanes (64 when each row was its own register).
-    auto dev = tg::DeviceRegistry::global().open("CPU");
-    const tg::RendererCaps caps = dev->renderer(dev->renderers().front()).caps();
+    const tg::RendererCaps caps = cpu_caps();
     if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
-    std::mutex mu;
-    std::vector<tg::UOpPtr> asts;
-    tg::set_lowering_observer(
-        [&](const tg::UOpPtr& ast, const std::vector<tg::Opt>* opts, const tg::RendererCaps&) {
-          std::lock_guard lock(mu);
-          if (opts == nullptr) asts.push_back(ast);
-        });
     // 4 input channels: too few for the channels-last matrix product narrow images take.
-    auto x = Tensor::rand({4, 4, 4, 4}, dtypes::float32, "CPU");
-    auto w = Tensor::rand({32, 4, 3, 3}, dtypes::float32, "CPU");
-    x.conv2d(w, {}, 1, 1).realize();
-    tg::set_lowering_observer({});
     size_t acc_lanes = 0;
-    for (const auto& ast : asts)
-      for (const auto& u : tg::lower_kernel(ast, caps).uops)
-        if (u->op == tg::Ops::DEFINE_REG) acc_lanes = std::max<size_t>(acc_lanes, u->dtype.size);
+    for (const auto& ast : heuristic_asts([] {
+           auto x = Tensor::rand({4, 4, 4, 4}, dtypes::float32, "CPU");
+           auto w = Tensor::rand({32, 4, 3, 3}, dtypes::float32, "CPU");
+           x.conv2d(w, {}, 1, 1).realize();
+         }))
+      acc_lanes = std::max(acc_lanes, accumulator_lanes(ast, caps));
     CHECK(acc_lanes == 256);
   }
 
@@ -451,25 +464,16 @@ TEST_SUITE("tensor.nnfunc") {
     // products of rows, whose tile takes 4 output channels x the filter's 5 columns, each a
     // vector of 16 pixels: 320 accumulator lanes (batch 512 on a 2-core Xeon: 9.2 -> 3.2 ms;
     // the fitted 4 x 1 x 8 tile ran at half that speed).
-    auto dev = tg::DeviceRegistry::global().open("CPU");
-    const tg::RendererCaps caps = dev->renderer(dev->renderers().front()).caps();
+    const tg::RendererCaps caps = cpu_caps();
     if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
-    std::mutex mu;
-    std::vector<tg::UOpPtr> asts;
-    tg::set_lowering_observer(
-        [&](const tg::UOpPtr& ast, const std::vector<tg::Opt>* opts, const tg::RendererCaps&) {
-          std::lock_guard lock(mu);
-          if (opts == nullptr) asts.push_back(ast);
-        });
-    auto x = Tensor::rand({16, 1, 28, 28}, dtypes::float32, "CPU");
-    auto w = Tensor::rand({32, 1, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
-    x.conv2d(w).sum().backward();
-    w.grad().realize();
-    tg::set_lowering_observer({});
     size_t acc_lanes = 0;
-    for (const auto& ast : asts)
-      for (const auto& u : tg::lower_kernel(ast, caps).uops)
-        if (u->op == tg::Ops::DEFINE_REG) acc_lanes = std::max<size_t>(acc_lanes, u->dtype.size);
+    for (const auto& ast : heuristic_asts([] {
+           auto x = Tensor::rand({16, 1, 28, 28}, dtypes::float32, "CPU");
+           auto w = Tensor::rand({32, 1, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
+           x.conv2d(w).sum().backward();
+           w.grad().realize();
+         }))
+      acc_lanes = std::max(acc_lanes, accumulator_lanes(ast, caps));
     CHECK(acc_lanes == 320);
   }
 
