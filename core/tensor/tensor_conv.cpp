@@ -138,6 +138,15 @@ Tensor finish_conv(Tensor r, const Tensor& x, const Tensor& w, const Tensor::Opt
                    const Ints& stride, const Pairs& pads, const Ints& dilation, int64_t groups,
                    const std::string& op);
 
+// The fewest images, dividing the batch n, whose `per_image` (bytes, pixels) reach `target`:
+// a chunk of the batch whose partial sums a weight gradient adds last (the whole batch when
+// none reaches it).
+int64_t images_per_chunk(int64_t n, int64_t per_image, int64_t target) {
+  for (int64_t c = 1; c <= n; ++c)
+    if (n % c == 0 && c * per_image >= target) return c;
+  return n;
+}
+
 // s-1 zeros between the elements of each spatial dimension: (.., n) -> (.., (n-1)*s+1).
 Tensor dilate_spatial(const Tensor& x, const Ints& s) {
   const size_t nsp = s.size(), lead = static_cast<size_t>(x.ndim()) - nsp;
@@ -267,12 +276,7 @@ Tensor weight_gradient_by_rows(const Tensor& x, const Tensor& g, const Ints& k, 
     xs = pool_view(xs, {k[0]}, {1}, {dilation[0] * ol}, "conv backward (weight)");
   }
   const int64_t bytes_per_image = cout * pixels * static_cast<int64_t>(g.dtype().itemsize());
-  int64_t per_chunk = n;
-  for (int64_t c = 1; c <= n; ++c)
-    if (n % c == 0 && c * bytes_per_image >= (int64_t{1} << 19)) {
-      per_chunk = c;
-      break;
-    }
+  const int64_t per_chunk = images_per_chunk(n, bytes_per_image, int64_t{1} << 19);
   const int64_t chunks = n / per_chunk;
   // (kl, C, P, G, Cin/G, pixels, *k') -> (C, G, 1, Cin/G, *k', kl, P, pixels)
   Shape xsplit{k[last], chunks, per_chunk, groups, cig, pixels};
@@ -330,12 +334,7 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
   // 64 channels (1024-8192 measured), 512 for hlb_cifar10's 256 and 512 (its 256 -> 256 at 8x8
   // 84 -> 54 ms, 256 -> 512 180 -> 114 ms; 256 pixels were slower again).
   const int64_t target = std::clamp<int64_t>(131072 / std::max<int64_t>(cog, 1), 512, 2048);
-  int64_t per_chunk = n;
-  for (int64_t c = 1; c <= n; ++c)
-    if (n % c == 0 && c * pixels >= target) {
-      per_chunk = c;
-      break;
-    }
+  const int64_t per_chunk = images_per_chunk(n, pixels, target);
   const int64_t chunks = n / per_chunk;
   const Tensor windows = channels_last_windows(pad_spatial(x, pads), k, stride, dilation,
                                                "conv backward (weight)"); // (N, Cin, *o, *k)
