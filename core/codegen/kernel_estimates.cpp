@@ -11,9 +11,14 @@ namespace tg {
 
 namespace {
 
-// The value of an integer expression (a loop end, a SPECIAL size) at launch time. Anything it
-// cannot evaluate counts as its upper bound, so estimates err high rather than at zero.
-int64_t eval_int(const UOp* u, const std::vector<VarArg>& names, std::span<const int64_t> vals) {
+using Bindings = std::unordered_map<const UOp*, int64_t>;
+
+// The value of an integer expression (a loop end, a SPECIAL size) at launch time, with the loop
+// indices in `at` bound to values. Anything it cannot evaluate counts as its upper bound, so
+// estimates err high rather than at zero.
+int64_t eval_int(const UOp* u, const std::vector<VarArg>& names, std::span<const int64_t> vals,
+                 const Bindings& at = {}) {
+  if (auto it = at.find(u); it != at.end()) return it->second;
   if (u->op == Ops::CONST) return as_int(u->const_value());
   if (u->op == Ops::DEFINE_VAR) {
     const auto& var = std::get<VarArg>(u->arg);
@@ -21,13 +26,37 @@ int64_t eval_int(const UOp* u, const std::vector<VarArg>& names, std::span<const
       if (names[i].name == var.name) return vals[i];
     return var.max;
   }
-  if (u->op == Ops::CAST && u->dtype.is_int()) return eval_int(u->src[0].get(), names, vals);
+  if (u->op == Ops::CAST && u->dtype.is_int()) return eval_int(u->src[0].get(), names, vals, at);
   if (GroupOp::ALU.contains(u->op) && !u->src.empty()) {
     std::vector<ConstValue> operands;
-    for (const auto& s : u->src) operands.emplace_back(eval_int(s.get(), names, vals));
+    for (const auto& s : u->src) operands.emplace_back(eval_int(s.get(), names, vals, at));
     if (auto r = exec_alu(u->op, u->src.back()->dtype, operands)) return as_int(*r);
   }
   return u->ivmax();
+}
+
+// A loop's mean trip count. An end that depends on enclosing loops (a tap bounded to the image
+// by reduce_bounds) is averaged over every value of those loops, up to 2^16 of them.
+double trip_count(const UOp* end, const std::vector<VarArg>& names, std::span<const int64_t> vals) {
+  std::vector<std::pair<const UOp*, int64_t>> loops;
+  int64_t points = 1;
+  for (const UOp* u : end->toposort())
+    if (u->op == Ops::RANGE || u->op == Ops::SPECIAL) {
+      const int64_t n = std::max<int64_t>(1, eval_int(u->src[0].get(), names, vals));
+      loops.emplace_back(u, n);
+      points *= n;
+      if (points > (1 << 16)) return static_cast<double>(std::max<int64_t>(0, end->ivmax()));
+    }
+  if (loops.empty()) return static_cast<double>(std::max<int64_t>(0, eval_int(end, names, vals)));
+  Bindings at;
+  for (const auto& [u, n] : loops) at[u] = 0;
+  double total = 0;
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rest = p;
+    for (const auto& [u, n] : loops) at[u] = rest % n, rest /= n;
+    total += static_cast<double>(std::max<int64_t>(0, eval_int(end, names, vals, at)));
+  }
+  return total / static_cast<double>(points);
 }
 
 // Index arithmetic: the ALU nodes an address (or an IF condition) is computed from, up to the
@@ -63,8 +92,7 @@ KernelEstimates estimate_kernel(const LoweredKernel& kernel, std::span<const int
     const UOp* u = uptr.get();
     if (u->op == Ops::RANGE) {
       outer.push_back(mult);
-      mult *=
-          static_cast<double>(std::max<int64_t>(0, eval_int(u->src[0].get(), kernel.vars, vars)));
+      mult *= trip_count(u->src[0].get(), kernel.vars, vars);
     } else if (u->op == Ops::END) {
       if (!outer.empty()) mult = outer.back(), outer.pop_back();
     } else if (u->op == Ops::SPECIAL) {

@@ -124,6 +124,8 @@ const Pass<KernelLowering> kCodegenPasses[] = {
          std::cout << "\n";
        }
      }},
+    // Before expansion, while a tile's lanes are still one upcast range apart.
+    {"reduce_bounds", [](KernelLowering& c) { c.sink = bound_reduce_ranges(c.sink); }},
     {"expand", [](KernelLowering& c) { c.sink = expand_kernel(c.sink, c.caps->vector_lanes); }},
     {"promote_half_float", [](KernelLowering& c) { c.sink = promote_half_float(c.sink, *c.caps); }},
     {"transcendentals",

@@ -8,6 +8,7 @@
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/pattern_matcher.hpp"
+#include "tg/kernel_estimates.hpp"
 
 using namespace tg;
 using namespace tg::codegen_test;
@@ -215,14 +216,88 @@ TEST_SUITE("codegen.pipeline") {
     }
   }
 
+  // A 1-D convolution over a padded view, as conv2d builds it: out[n, o] = sum over k < K of
+  // where(0 <= o + k - P < W, x[n, o + k - P], 0) * w[k], the load gated by the same bound.
+  struct PaddedConv {
+    int64_t N = 4, W = 8, K = 5, P = 4, O = W + 2 * P - K + 1;
+    UOpPtr ast;
+    std::vector<float> xv, wv, ref;
+    PaddedConv() {
+      auto out = buf(0, dtypes::float32, N * O), x = buf(1, dtypes::float32, N * W),
+           w = buf(2, dtypes::float32, K);
+      auto n = rng(N, 0), o = rng(O, 1), k = rng(K, 2, AxisType::Reduce);
+      auto pos = o + k - P;
+      auto valid = idx_const(-1)->lt(pos)->alu(Ops::AND, {pos->lt(idx_const(W))});
+      auto zero = UOp::const_(dtypes::float32, 0.0);
+      auto xi = UOp::make(Ops::INDEX, x->dtype, {x, n * W + pos, valid});
+      auto tap = valid->where(UOp::make(Ops::LOAD, dtypes::float32, {xi, zero}), zero);
+      ast = UOp::sink({st(out, n * O + o, reduce(Ops::ADD, tap * ld(w, k), {k}))});
+      for (int64_t i = 0; i < N * W; ++i) xv.push_back(static_cast<float>(i % 11) - 5.0f);
+      for (int64_t i = 0; i < K; ++i) wv.push_back(0.5f * static_cast<float>(i) - 1.0f);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < O; ++j) {
+          float acc = 0;
+          for (int64_t t = 0; t < K; ++t)
+            if (j + t - P >= 0 && j + t - P < W) acc += xv[i * W + j + t - P] * wv[t];
+          ref.push_back(acc);
+        }
+    }
+    // Runs `k` and checks every output against the direct loop.
+    void check(const LoweredKernel& k, const std::string& renderer) const {
+      std::vector<HostBuf> bufs{HostBuf::zeros<float>(N * O), HostBuf::of(xv), HostBuf::of(wv)};
+      run_kernel(renderer, k, bufs);
+      auto out = bufs[0].as<float>();
+      for (int64_t i = 0; i < N * O; ++i)
+        REQUIRE_MESSAGE(out[i] == doctest::Approx(ref[i]), renderer << " " << k.name << " " << i);
+    }
+  };
+
+  bool has_gated_load(const LoweredKernel& k) {
+    for (const auto& u : k.uops)
+      if (u->op == Ops::INDEX && u->src.size() > 2) return true;
+    return false;
+  }
+
+  TEST_CASE("a sum over a padded view loops over the taps inside the input only") {
+    const PaddedConv c;
+    for (const auto& renderer : renderers()) {
+      const LoweredKernel k = lower_kernel_with_opts(c.ast, target_caps(), {});
+      c.check(k, renderer);
+      CHECK_MESSAGE(!has_gated_load(k), "the tap's gate is left in the loop");
+      int bounded = 0;
+      for (const auto& u : k.uops) bounded += u->op == Ops::RANGE && !u->src[0]->is_const();
+      CHECK(bounded == 1);
+      // The estimate counts the taps that run: a multiply and an add for each valid one.
+      int64_t valid_taps = 0;
+      for (int64_t j = 0; j < c.O; ++j)
+        for (int64_t t = 0; t < c.K; ++t) valid_taps += j + t - c.P >= 0 && j + t - c.P < c.W;
+      CHECK(estimate_kernel(k).ops == doctest::Approx(2.0 * double(c.N * valid_taps)));
+    }
+  }
+
+  TEST_CASE("a padded view's gate stays where its bound would differ across a tile's lanes") {
+    // The output axis upcast by 4 (its lanes need different taps) and the tap unrolled: no
+    // Reduce loop is left to bound, and the gated loads give the same sums.
+    const PaddedConv c;
+    for (const auto& renderer : renderers()) {
+      for (const auto& opts :
+           std::vector<std::vector<Opt>>{{{OptOp::UPCAST, 1, 4}}, {{OptOp::UNROLL, 0, 0}}}) {
+        const LoweredKernel k = lower_kernel_with_opts(c.ast, cpu_caps(), opts);
+        c.check(k, renderer);
+        CHECK(has_gated_load(k));
+      }
+    }
+  }
+
   TEST_CASE("the back half is a table of named passes") {
     std::vector<std::string_view> names;
     for (const auto& p : codegen_passes()) names.push_back(p.name);
     CHECK(names == std::vector<std::string_view>{
-                       "simplify", "load_collapse", "optimize", "expand", "promote_half_float",
-                       "transcendentals", "fast_idiv", "dot4", "renderer_decompositions",
-                       "group_reduces", "lower_reduces", "single_thread_wmma", "devectorize",
-                       "renderer_rules", "gpudims", "add_ends", "linearize"});
+                       "simplify", "load_collapse", "optimize", "reduce_bounds", "expand",
+                       "promote_half_float", "transcendentals", "fast_idiv", "dot4",
+                       "renderer_decompositions", "group_reduces", "lower_reduces",
+                       "single_thread_wmma", "devectorize", "renderer_rules", "gpudims", "add_ends",
+                       "linearize"});
   }
 
   // A copy of the table with one pass replaced.

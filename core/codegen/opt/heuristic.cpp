@@ -229,6 +229,11 @@ bool cpu_matvec(const UOpPtr& k) {
 // The INDEX a product's operand reads: a LOAD of a buffer, or a CAST of one.
 const UOp* operand_index(const UOp* x) {
   if (x->op == Ops::CAST) x = x->src[0].get();
+  // A load through a padded view, where(valid, load, 0): reduce_bounds takes the gate out of
+  // the loop when it bounds a tap of a convolution, so the tile treats it as the load.
+  if (x->op == Ops::WHERE && x->src[2]->is_const_value(0) && x->src[1]->op == Ops::LOAD &&
+      x->src[1]->src[0]->src.size() == 3 && x->src[1]->src[0]->src[2] == x->src[0])
+    x = x->src[1].get();
   if (x->op != Ops::LOAD || x->src[0]->op != Ops::INDEX || x->src[0]->src[0]->op != Ops::PARAM)
     return nullptr;
   return x->src[0].get();

@@ -41,6 +41,9 @@ UOpPtr simplify_kernel(const UOpPtr& ast);
 // another), becomes where(0 <= idx < N, x(idx), 0), x's loads at idx gated by that bound
 // (tinygrad's load collapse; load_collapse.cpp).
 UOpPtr collapse_one_hot_reduces(const UOpPtr& ast);
+// After the optimizer: a sum whose terms are zero outside an interval of a Reduce range (a
+// convolution's taps over a padded view) loops over that interval only (reduce_bounds.cpp).
+UOpPtr bound_reduce_ranges(const UOpPtr& ast);
 // Pass 2: every REDUCE becomes an accumulator register: identity stored before its loops,
 // acc = acc op value inside them (closed by END), and a load through AFTER(acc, END) after.
 UOpPtr lower_reduces(const UOpPtr& ast);
