@@ -299,17 +299,16 @@ Tensor weight_gradient_by_rows(const Tensor& x, const Tensor& g, const Ints& k, 
   return dw.reshape(wshape);
 }
 
-// The windows (N, Cin, *o, *k) of xp (N, Cin, *i) stored channels-last, (N, *i, Cin), and seen
-// in its own order again: one window tap's input channels are then contiguous, the reduce the
-// CPU a @ b tile reads along (weight_gradient, conv_channels_last).
-Tensor channels_last_windows(const Tensor& xp, const Ints& k, const Ints& stride,
-                             const Ints& dilation, const std::string& op) {
-  const size_t nsp = k.size();
+// x (N, C, *i) stored channels-last, (N, *i, C), and seen in its own order again: a pixel's
+// channels are then contiguous, the reduce the CPU a @ b tile reads along (weight_gradient,
+// conv_channels_last).
+Tensor channels_last(const Tensor& x) {
+  const size_t nsp = static_cast<size_t>(x.ndim()) - 2;
   const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
   Shape last{0}, back{0, sp(nsp + 1)};
   for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
   last.push_back(1);
-  return pool_view(xp.permute(last).contiguous().permute(back), k, stride, dilation, op);
+  return x.permute(last).contiguous().permute(back);
 }
 
 // The weight gradient of a convolution as a matrix product over the pixels p = (n, *o):
@@ -336,8 +335,10 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
   const int64_t target = std::clamp<int64_t>(131072 / std::max<int64_t>(cog, 1), 512, 2048);
   const int64_t per_chunk = images_per_chunk(n, pixels, target);
   const int64_t chunks = n / per_chunk;
-  const Tensor windows = channels_last_windows(pad_spatial(x, pads), k, stride, dilation,
-                                               "conv backward (weight)"); // (N, Cin, *o, *k)
+  // The padding is stored: here the taps are output axes and the pixels the reduce, whose tile
+  // was tuned on ungated loads.
+  const Tensor windows = pool_view(channels_last(pad_spatial(x, pads)), k, stride, dilation,
+                                   "conv backward (weight)"); // (N, Cin, *o, *k)
   // (C, N/C, G, Cin/G, *o, *k) -> (C, N/C, *o, G, Cin/G, *k, 1)
   Shape xs{chunks, per_chunk, groups, cig}, xorder{0, 1};
   for (size_t j = 0; j < nsp; ++j) xs.push_back(windows.size(sp(2 + j)));
@@ -438,29 +439,62 @@ std::string conv_rule_name(const Ints& stride, const Pairs& pads, const Ints& di
 // The next ops read the result channels-last, so its BatchNorm's per-channel sums read
 // columns; those are vectors of channels since the heuristic upcasts a column reduce (before
 // that, they ran 4x slower and wider outputs stayed direct). The product's tile needs
-// channels: at least 8 in (its reduce is unrolled by 4) and whole vectors of 16 out.
+// channels: at least 8 in (its reduce is unrolled by 4) and whole vectors of 16 out. Whatever
+// the width, it pays where a quarter or more of the window taps fall on the padding (an input
+// gradient's dy is padded by the filter size less one): its loops skip those taps, which the
+// direct tile multiplies through. beautiful_mnist's 32 -> 32 5x5 input gradient (24 wide, 69%
+// of the taps inside) runs 37 -> 22 ms; its 64 -> 64 3x3 one (8 wide, 56%) 6.5 -> 2.9 ms.
+// The share of a convolution's window taps that fall inside the input (not on its padding).
+double inside_share(const Tensor& x, const Ints& k, const Ints& stride, const Pairs& pads,
+                    const Ints& dilation) {
+  double share = 1;
+  for (size_t j = 0; j < k.size(); ++j) {
+    const int64_t in = x.size(static_cast<int64_t>(2 + j));
+    const int64_t out =
+        (in + pads[j].first + pads[j].second - dilation[j] * (k[j] - 1) - 1) / stride[j] + 1;
+    int64_t inside = 0;
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t t = 0; t < k[j]; ++t) {
+        const int64_t p = o * stride[j] + t * dilation[j] - pads[j].first;
+        inside += p >= 0 && p < in;
+      }
+    share *= static_cast<double>(inside) / static_cast<double>(std::max<int64_t>(1, out * k[j]));
+  }
+  return share;
+}
+
 bool channels_last_pays(const Tensor& x, const Tensor& w, const Ints& k, const Ints& stride,
                         const Pairs& pads, const Ints& dilation, int64_t groups) {
+  if (groups != 1 || w.size(1) < 8 || w.size(0) % 16 != 0) return false;
+  if (inside_share(x, k, stride, pads, dilation) < 0.75) return true;
   const size_t last = k.size() - 1;
   const int64_t in = x.size(static_cast<int64_t>(2 + last)) + pads[last].first + pads[last].second;
   const int64_t width = (in - dilation[last] * (k[last] - 1) - 1) / stride[last] + 1;
-  return groups == 1 && w.size(1) >= 8 && w.size(0) % 16 == 0 && width < 24 && width % 8 != 0;
+  return width < 24 && width % 8 != 0;
 }
 
-// A convolution of the padded input xp as a matrix product of channels-last operands:
+// A convolution of x padded by `pads` as a matrix product of channels-last operands:
 //   y[n, *o, co] = sum_{*k, ci} x(n, ci, o * s + k * d) * w[*k, ci, co]
 // with x stored (N, *i, Cin) and w (*k, Cin, Cout), so that it is an a @ b for the CPU matmul
 // tile: the input channels are the reduce (contiguous in both operands) and the weights' rows
 // are vectors of output channels. A direct convolution's register tile is a few rows of x, which
 // an image narrower than a vector fills badly (beautiful_mnist's 6x6 outputs); here the
-// vectors run along the output channels whatever the image size. The result is seen as
-// (N, Cout, *o) again: its consumers read it through that permutation.
-Tensor conv_channels_last(const Tensor& xp, const Tensor& w, const Ints& k, const Ints& stride,
-                          const Ints& dilation, const std::string& op) {
+// vectors run along the output channels whatever the image size. For a batch, the padding is
+// a view of the stored x, not stored: each tap's loop then runs only over the pixels inside the
+// image (reduce_bounds), where a stored border would be multiplied through (an input gradient's
+// dy, padded by the filter size less one, is 30-45% zeros at beautiful_mnist's sizes). The
+// result is seen as (N, Cout, *o) again: its consumers read it through that permutation.
+Tensor conv_channels_last(const Tensor& x, const Pairs& pads, const Tensor& w, const Ints& k,
+                          const Ints& stride, const Ints& dilation, const std::string& op) {
   const size_t nsp = k.size();
   const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
   const int64_t cin = w.size(1), cout = w.size(0);
-  const Tensor windows = channels_last_windows(xp, k, stride, dilation, op);
+  // The padding stays a view where the CPU tile's rows are images at one pixel, so that each
+  // tap's loop is bounded to the image. With one image the rows are pixels along a row, whose
+  // taps differ lane by lane: a view would gate every load (2.7x slower), so it is stored.
+  const Tensor xp =
+      x.size(0) > 1 ? pad_spatial(channels_last(x), pads) : channels_last(pad_spatial(x, pads));
+  const Tensor windows = pool_view(xp, k, stride, dilation, op);
   // (N, Cin, *o, *k) -> (N, *o, *k, Cin, 1)
   Shape xorder{0};
   for (size_t j = 0; j < 2 * nsp; ++j) xorder.push_back(sp(2 + j));
@@ -495,8 +529,8 @@ Tensor conv_core(const Tensor& x, const Tensor& w, const Tensor::OptTensor& bias
   bool padded = false;
   for (auto [a, b] : pads) padded |= a > 0 || b > 0;
   if (channels_last_pays(x, w, k, stride, pads, dilation, groups))
-    return finish_conv(conv_channels_last(pad_spatial(x, pads), w, k, stride, dilation, op), x, w,
-                       bias, stride, pads, dilation, groups, op);
+    return finish_conv(conv_channels_last(x, pads, w, k, stride, dilation, op), x, w, bias, stride,
+                       pads, dilation, groups, op);
   const Tensor xp = padded ? pad_spatial(x, pads).contiguous() : pad_spatial(x, pads);
   Tensor p = pool_view(xp, k, stride, dilation, op); // (N, Cin, *o, *k)
   Ints o;

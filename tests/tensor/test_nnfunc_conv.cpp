@@ -366,7 +366,12 @@ TEST_SUITE("tensor.nnfunc") {
     for (const Case& c :
          {Case{"6x6 outputs", {3, 8, 8, 8}, {16, 8, 3, 3}, 1, 0},
           Case{"stride 2, padding 1: 5x5", {2, 16, 9, 9}, {32, 16, 3, 3}, 2, 1},
-          Case{"8x8 outputs, 10 wide input gradient", {2, 16, 10, 10}, {16, 16, 3, 3}, 1, 0}}) {
+          Case{"8x8 outputs, 10 wide input gradient", {2, 16, 10, 10}, {16, 16, 3, 3}, 1, 0},
+          Case{"16 wide input gradient, 44% of its taps on dy's padding",
+               {2, 16, 16, 16},
+               {16, 16, 5, 5},
+               1,
+               0}}) {
       INFO(c.name);
       Arr x = random_arr(c.x, -1, 1, f, 51), w = random_arr(c.w, -1, 1, f, 52),
           b = random_arr({c.w[0]}, -1, 1, f, 53);
@@ -387,6 +392,28 @@ TEST_SUITE("tensor.nnfunc") {
       CHECK(close(tx.grad(), x64.grad()));
       CHECK(close(tw.grad(), w64.grad()));
     }
+  }
+
+  TEST_CASE("an input gradient on a small image loops over the taps inside dy only") {
+    // dy (12x12) padded by 4 for a 5x5 filter: a direct tile would multiply 44% zeros. The
+    // channels-last product's tap loops are bounded to the image instead, so the kernel reads
+    // dy with no gate.
+    // (A batch of 3: kernels another test compiled already are not lowered again.)
+    Tensor x = Tensor::rand({3, 16, 16, 16}, dtypes::float32, "CPU").realize().requires_grad_(true);
+    Tensor w = Tensor::rand({16, 16, 5, 5}, dtypes::float32, "CPU").realize();
+    Tensor dy = Tensor::rand({3, 16, 12, 12}, dtypes::float32, "CPU").realize();
+    const tg::RendererCaps caps = cpu_caps();
+    int bounded = 0, gated = 0;
+    for (const auto& ast : heuristic_asts([&] {
+           (x.conv2d(w) * dy).sum().backward();
+           x.grad().realize();
+         }))
+      for (const auto& u : tg::lower_kernel(ast, caps).uops) {
+        bounded += u->op == tg::Ops::RANGE && !u->src[0]->is_const();
+        gated += u->op == tg::Ops::INDEX && u->src.size() > 2;
+      }
+    CHECK(bounded == 2); // ky and kx
+    CHECK(gated == 0);
   }
 
   TEST_CASE("a weight gradient summed over chunks of images, against a direct loop") {
