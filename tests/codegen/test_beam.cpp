@@ -1,8 +1,8 @@
-// BEAM (tg/beam.hpp): random legal Opt lists on elementwise, reduce, matmul, convolution and
-// broadcast-reduce kernels give NOOPT's results (every Opt kind BEAM may apply on the suites'
-// device exercised); the disk cache round-trips and ignores a corrupt entry with a warning;
-// BEAM=2 on a small matmul picks a timed candidate, computes the product, and a second run
-// searches nothing.
+// BEAM (tg/beam.hpp): random legal Opt lists on elementwise, reduce, matmul, convolution (valid,
+// and padded through gated loads) and broadcast-reduce kernels give NOOPT's results (every Opt kind
+// BEAM may apply on the suites' device exercised); the disk cache round-trips and ignores a corrupt
+// entry with a warning; BEAM=2 on a small matmul picks a timed candidate, computes the product, and
+// a second run searches nothing.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -35,6 +35,7 @@ struct Case {
   std::string what;
   UOpPtr ast;
   std::vector<HostBuf> bufs; // slot 0 the output
+  std::vector<float> expect; // slot 0 computed on the host, where given
 };
 
 // out[i, j] = a[i, j] * 2 + b[i, j] on (24, 40).
@@ -83,6 +84,47 @@ Case conv() {
   return {"conv",
           UOp::sink({st(out, o * (OH * OW) + y * OW + x, reduce(Ops::ADD, v, {c, ky, kx}))}),
           {HostBuf::zeros<float>(O * OH * OW), ints(C * H * W, 6), ints(O * C * KS * KS, 7)}};
+}
+
+// A 3x3 convolution with padding 1, 3 -> 4 channels on 8x8, over a padded view as conv2d
+// builds it: each tap's load gated by the image's bounds (reduce_bounds bounds the tap loops
+// where no Opt splits the pixels into lanes).
+Case padded_conv() {
+  const int64_t C = 3, O = 4, H = 8, W = 8, KS = 3;
+  auto out = buf(0, dtypes::float32, O * H * W), in = buf(1, dtypes::float32, C * H * W),
+       w = buf(2, dtypes::float32, O * C * KS * KS);
+  auto o = rng(O, 0), y = rng(H, 1), x = rng(W, 2);
+  auto c = rng(C, 3, AxisType::Reduce), ky = rng(KS, 4, AxisType::Reduce),
+       kx = rng(KS, 5, AxisType::Reduce);
+  auto iy = y + ky - 1, ix = x + kx - 1, minus1 = UOp::const_(dtypes::index, int64_t{-1});
+  auto valid = minus1->lt(iy)
+                   ->alu(Ops::AND, {iy->lt(UOp::const_(dtypes::index, H))})
+                   ->alu(Ops::AND, {minus1->lt(ix)})
+                   ->alu(Ops::AND, {ix->lt(UOp::const_(dtypes::index, W))});
+  auto zero = UOp::const_(dtypes::float32, 0.0);
+  auto xi = UOp::make(Ops::INDEX, in->dtype, {in, c * (H * W) + iy * W + ix, valid});
+  auto tap = valid->where(UOp::make(Ops::LOAD, dtypes::float32, {xi, zero}), zero);
+  auto v = tap * ld(w, o * (C * KS * KS) + c * (KS * KS) + ky * KS + kx);
+  Case r{"padded conv",
+         UOp::sink({st(out, o * (H * W) + y * W + x, reduce(Ops::ADD, v, {c, ky, kx}))}),
+         {HostBuf::zeros<float>(O * H * W), ints(C * H * W, 10), ints(O * C * KS * KS, 11)},
+         {}};
+  const std::vector<float> iv = r.bufs[1].as<float>(), wv = r.bufs[2].as<float>();
+  for (int64_t oo = 0; oo < O; ++oo)
+    for (int64_t yy = 0; yy < H; ++yy)
+      for (int64_t xx = 0; xx < W; ++xx) {
+        float acc = 0;
+        for (int64_t cc = 0; cc < C; ++cc)
+          for (int64_t a = 0; a < KS; ++a)
+            for (int64_t b = 0; b < KS; ++b) {
+              const int64_t py = yy + a - 1, px = xx + b - 1;
+              if (py >= 0 && py < H && px >= 0 && px < W)
+                acc += iv[static_cast<size_t>(cc * H * W + py * W + px)] *
+                       wv[static_cast<size_t>(((oo * C + cc) * KS + a) * KS + b)];
+            }
+        r.expect.push_back(acc);
+      }
+  return r;
 }
 
 // out[i, j] = sum_k a[k, j] * v[i]: v broadcast along j and k, a along i.
@@ -148,7 +190,7 @@ struct CaptureCerr {
 } // namespace
 
 TEST_SUITE("codegen.beam") {
-  TEST_CASE("random legal Opt lists give NOOPT's results on five kinds of kernel") {
+  TEST_CASE("random legal Opt lists give NOOPT's results on six kinds of kernel") {
     const RendererCaps& caps = target_caps();
     const std::string renderer = renderers().front();
     const std::set<OptOp> wanted = beam_ops(caps);
@@ -156,11 +198,12 @@ TEST_SUITE("codegen.beam") {
     std::mt19937 gen(20260117);
     const int trials = on_cpu() ? 10 : 4;
     for (Case (*make)() :
-         {elementwise, row_sum, +[] { return matmul(); }, conv, broadcast_reduce}) {
+         {elementwise, row_sum, +[] { return matmul(); }, conv, padded_conv, broadcast_reduce}) {
       Case c = make();
       CAPTURE(c.what);
       std::vector<HostBuf> ref = c.bufs;
       run_ast_opts(c.ast, renderer, ref, {}, caps);
+      if (!c.expect.empty()) REQUIRE(ref[0].as<float>() == c.expect);
       const UOpPtr root = simplify_kernel(c.ast);
       for (int t = 0; t < trials; ++t) {
         std::vector<Opt> opts;
