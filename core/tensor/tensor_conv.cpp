@@ -134,6 +134,8 @@ Tensor pad_spatial(const Tensor& x, const Pairs& pads, Scalar value = 0) {
 Tensor conv_core(const Tensor& x, const Tensor& w, const Tensor::OptTensor& bias,
                  const Ints& stride, const Pairs& pads, const Ints& dilation, int64_t groups,
                  const std::string& op);
+bool channels_last_pays(const Tensor& x, const Tensor& w, const Ints& k, const Ints& stride,
+                        const Pairs& pads, const Ints& dilation, int64_t groups);
 Tensor finish_conv(Tensor r, const Tensor& x, const Tensor& w, const Tensor::OptTensor& bias,
                    const Ints& stride, const Pairs& pads, const Ints& dilation, int64_t groups,
                    const std::string& op);
@@ -301,14 +303,27 @@ Tensor weight_gradient_by_rows(const Tensor& x, const Tensor& g, const Ints& k, 
 
 // x (N, C, *i) stored channels-last, (N, *i, C), and seen in its own order again: a pixel's
 // channels are then contiguous, the reduce the CPU a @ b tile reads along (weight_gradient,
-// conv_channels_last).
+// conv_channels_last). An x that already is such a view (a convolution's dy, stored once for
+// both of its gradients) is returned as it is.
 Tensor channels_last(const Tensor& x) {
   const size_t nsp = static_cast<size_t>(x.ndim()) - 2;
   const auto sp = [](size_t j) { return static_cast<int64_t>(j); };
   Shape last{0}, back{0, sp(nsp + 1)};
   for (size_t j = 0; j < nsp; ++j) last.push_back(sp(2 + j)), back.push_back(sp(1 + j));
   last.push_back(1);
+  const UOpPtr& u = x.uop();
+  if (u->op == Ops::PERMUTE && std::get<Shape>(u->arg) == back && u->src[0]->op == Ops::CONTIGUOUS)
+    return x;
   return x.permute(last).contiguous().permute(back);
+}
+
+// The same as stored: (N, *i, C).
+Tensor channels_last_stored(const Tensor& x) {
+  const size_t nsp = static_cast<size_t>(x.ndim()) - 2;
+  Shape last{0};
+  for (size_t j = 0; j < nsp; ++j) last.push_back(static_cast<int64_t>(2 + j));
+  last.push_back(1);
+  return channels_last(x).permute(last);
 }
 
 // The weight gradient of a convolution as a matrix product over the pixels p = (n, *o):
@@ -347,18 +362,13 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
   xorder.push_back(2), xorder.push_back(3);
   for (size_t j = 0; j < nsp; ++j) xorder.push_back(sp(4 + nsp + j));
   const Tensor xv = windows.reshape(xs).permute(xorder).unsqueeze(-1);
-  // dy (C, N/C, G, Cout/G, *o) -> stored (C, N/C, *o, G, Cout/G) -> (C, N/C, *o, G, 1, *1, Cout/G)
-  Shape gs{chunks, per_chunk, groups, cog}, gorder{0, 1}, gv{chunks, per_chunk};
-  for (size_t j = 0; j < nsp; ++j) {
-    gs.push_back(g.size(sp(2 + j)));
-    gorder.push_back(sp(4 + j));
-    gv.push_back(g.size(sp(2 + j)));
-  }
-  gorder.push_back(2), gorder.push_back(3);
+  // dy stored channels-last (N, *o, G * Cout/G) -> (C, N/C, *o, G, 1, *1, Cout/G)
+  Shape gv{chunks, per_chunk};
+  for (size_t j = 0; j < nsp; ++j) gv.push_back(g.size(sp(2 + j)));
   gv.push_back(groups), gv.push_back(1);
   for (size_t j = 0; j < nsp; ++j) gv.push_back(1);
   gv.push_back(cog);
-  const Tensor gt = g.reshape(gs).permute(gorder).contiguous().reshape(gv);
+  const Tensor gt = channels_last_stored(g).reshape(gv);
   std::vector<int64_t> pixel_axes{1};
   for (size_t j = 0; j < nsp; ++j) pixel_axes.push_back(sp(2 + j));
   Tensor dw = (xv * gt).sum(pixel_axes); // (C, G, Cin/G, *k, Cout/G)
@@ -382,9 +392,7 @@ Tensor weight_gradient(const Tensor& x, const Tensor& g, const Ints& k, const In
 //   dw = a matrix product of the input's windows and dy over the pixels (weight_gradient).
 std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs, const Ints& stride,
                              const Pairs& pads, const Ints& dilation, int64_t groups) {
-  // dy is read by both convolutions and by dw once per filter tap: stored once, it is not
-  // recomputed there (the backward of a pool or a norm above the conv would be, per read).
-  const Tensor g = detail::make(grad, {}).contiguous(), x = detail::make(inputs[0], {}),
+  const Tensor g0 = detail::make(grad, {}), x = detail::make(inputs[0], {}),
                w = detail::make(inputs[1], {});
   const size_t nsp = stride.size();
   const int64_t cin = x.size(1), cout = w.size(0);
@@ -392,7 +400,7 @@ std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs,
   Ints k, o, ins;
   for (size_t j = 0; j < nsp; ++j) {
     k.push_back(w.size(static_cast<int64_t>(2 + j)));
-    o.push_back(g.size(static_cast<int64_t>(2 + j)));
+    o.push_back(g0.size(static_cast<int64_t>(2 + j)));
     ins.push_back(x.size(static_cast<int64_t>(2 + j)));
   }
   std::vector<int64_t> spatial;
@@ -411,11 +419,20 @@ std::vector<UOpPtr> conv_vjp(const UOpPtr& grad, std::span<const UOpPtr> inputs,
     const int64_t span = dilation[j] * (k[j] - 1), before = span - pads[j].first;
     tp.emplace_back(before, ins[j] + span - ((o[j] - 1) * stride[j] + 1) - before);
   }
+  bool unit_stride = true;
+  for (int64_t v : stride) unit_stride &= v == 1;
+  // dy is read by both convolutions and by dw once per filter tap: stored once, it is not
+  // recomputed there (the backward of a pool or a norm above the conv would be, per read). When
+  // both gradients read it channels-last (the input gradient's channels-last product, the
+  // weight gradient's matrix product), it is stored so, once, instead of as it is and then
+  // copied for each (beautiful_mnist's 32 -> 32 5x5: 26 MB written three times a step).
+  const bool dx_channels_last = unit_stride && x.size(0) > 1 &&
+                                channels_last_pays(g0, wt, k, Ints(nsp, 1), tp, dilation, groups);
+  const Tensor g =
+      dx_channels_last && cig >= 8 && groups == 1 ? channels_last(g0) : g0.contiguous();
   Tensor dx = conv_core(dilate_spatial(g, stride), wt, std::nullopt, Ints(nsp, 1), tp, dilation,
                         groups, "conv backward (input)");
 
-  bool unit_stride = true;
-  for (int64_t v : stride) unit_stride &= v == 1;
   const Tensor dw = cig >= 8 ? weight_gradient(x, g, k, stride, pads, dilation, groups)
                     : unit_stride && nsp <= 2
                         ? weight_gradient_by_rows(x, g, k, pads, dilation, groups)

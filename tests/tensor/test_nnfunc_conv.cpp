@@ -602,6 +602,27 @@ TEST_SUITE("tensor.nnfunc") {
     CHECK(kernels(x.interpolate(Tensor::IntOrTuple{20, 9}, {}, "bilinear").schedule()) == 2);
   }
 
+  TEST_CASE("both gradients of a channels-last convolution read one stored dy") {
+    // The input gradient (dy padded by 4 around 12x12: 44% of its taps on padding) and the
+    // weight gradient both take dy channels-last: one kernel stores it so, none copies it.
+    Tensor x = Tensor::empty({4, 16, 16, 16}, dtypes::float32, "NULL").requires_grad_(true);
+    Tensor w = Tensor::empty({16, 16, 5, 5}, dtypes::float32, "NULL").requires_grad_(true);
+    Tensor dy = Tensor::empty({4, 16, 12, 12}, dtypes::float32, "NULL");
+    (x.conv2d(w) * dy).sum().backward();
+    int64_t stores_of_dy = 0;
+    for (const tg::ScheduleItem& i : Tensor::schedule_all({x.grad(), w.grad()})) {
+      if (i.kind != tg::ScheduleItem::Kind::Kernel) continue;
+      bool reduces = false;
+      int64_t out = 0;
+      for (const tg::UOp* u : i.ast->toposort()) {
+        reduces |= u->op == tg::Ops::REDUCE;
+        if (u->op == tg::Ops::PARAM && std::get<int64_t>(u->arg) == 0) out = u->dtype.size;
+      }
+      stores_of_dy += !reduces && out == dy.numel();
+    }
+    CHECK(stores_of_dy == 1);
+  }
+
   TEST_CASE("max_pool1d/2d with indices against a loop") {
     const DType f = dtypes::float32;
     struct PC {
