@@ -99,8 +99,7 @@ struct Bounds {
 Bounds bounds_of(const std::vector<const UOp*>& clauses, const UOp* r) {
   Bounds b;
   for (const UOp* cl : clauses) {
-    if (cl->op != Ops::CMPLT || !cl->src[0]->dtype.is_int() || cl->src[0]->dtype.count != 1)
-      continue;
+    if (cl->op != Ops::CMPLT || cl->src[0]->dtype != r->dtype) continue; // index arithmetic
     const UOpPtr diff = cl->src[0] - cl->src[1];
     const auto c = coefficient(diff.get(), r);
     if (!c || (*c != 1 && *c != -1)) continue;
