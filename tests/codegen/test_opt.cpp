@@ -197,6 +197,33 @@ TEST_SUITE("codegen.opt") {
     });
   }
 
+  TEST_CASE("elementwise on the CPU: no upcast of an axis the store is strided along") {
+    // A norm's output stored channels-last: out[n, y, x, c] = a[n, c, y, x] * s[c] + b[c]. s and b
+    // broadcast over n, y and x, but along those the store is strided: upcast, each lane would
+    // write its own cache line. Only c, the store's contiguous axis, may be upcast.
+    const int64_t N = 8, C = 16, H = 4, W = 4;
+    auto out = buf(0, dtypes::float32, N * H * W * C), a = buf(1, dtypes::float32, N * C * H * W),
+         sc = buf(2, dtypes::float32, C), bi = buf(3, dtypes::float32, C);
+    auto n = rng(N, 0), y = rng(H, 1), x = rng(W, 2), c = rng(C, 3);
+    auto ast = UOp::sink({st(out, ((n * H + y) * W + x) * C + c,
+                             ld(a, ((n * C + c) * H + y) * W + x) * ld(sc, c) + ld(bi, c))});
+    if (!noopt())
+      for (const Opt& o : hand_coded_optimizations(simplify_kernel(ast), cpu_caps())) {
+        CAPTURE(o.str());
+        CHECK((o.op != OptOp::UPCAST || o.axis == 3));
+      }
+    auto av = pattern(N * C * H * W, 11, 5), sv = pattern(C, 5, 2), bv = pattern(C, 7, 3);
+    run_all(ast, {upcast(3, 4)}, zeros_then(N * H * W * C, av, sv, bv),
+            [&](const std::vector<HostBuf>& bufs) {
+              auto o = bufs[0].as<float>();
+              for (int64_t i = 0; i < N; ++i)
+                for (int64_t ch = 0; ch < C; ++ch)
+                  for (int64_t p = 0; p < H * W; ++p)
+                    REQUIRE(o[(i * H * W + p) * C + ch] ==
+                            av[(i * C + ch) * H * W + p] * sv[ch] + bv[ch]);
+            });
+  }
+
   TEST_CASE("broadcast add: a row and a column broadcast") {
     const int64_t R = 64, C = 32;
     auto out = buf(0, dtypes::float32, R * C), a = buf(1, dtypes::float32, R * C),
