@@ -224,6 +224,33 @@ TEST_SUITE("codegen.opt") {
             });
   }
 
+  TEST_CASE("a reduce on the CPU: a bias broadcast over an axis is no reason to upcast it") {
+    // out[g, c] = sum over (n, p) of a[g, n, c, p] + b[c] (a bias gradient's partial sums over
+    // chunks g of images, with the bias added before): only b, 64 floats, broadcasts over g,
+    // along which a is strided. The chunks stay one per loop.
+    const int64_t G = 16, N = 4, C = 64, P = 16;
+    auto out = buf(0, dtypes::float32, G * C), a = buf(1, dtypes::float32, G * N * C * P),
+         b = buf(2, dtypes::float32, C);
+    auto g = rng(G, 0), c = rng(C, 1), n = rng(N, 2, AxisType::Reduce),
+         p = rng(P, 3, AxisType::Reduce);
+    auto ast =
+        UOp::sink({st(out, g * C + c,
+                      reduce(Ops::ADD, ld(a, ((g * N + n) * C + c) * P + p) + ld(b, c), {n, p}))});
+    if (!noopt())
+      for (const Opt& o : hand_coded_optimizations(simplify_kernel(ast), cpu_caps())) {
+        CAPTURE(o.str());
+        CHECK((o.op != OptOp::UPCAST || o.axis != 0));
+      }
+    auto av = pattern(G * N * C * P, 9, 4), bv = pattern(C, 5, 2);
+    std::vector<float> ref(G * C);
+    for (int64_t i = 0; i < G; ++i)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t q = 0; q < P; ++q)
+            ref[i * C + ch] += av[((i * N + j) * C + ch) * P + q] + bv[ch];
+    run_all(ast, {unroll(1, 0)}, zeros_then(G * C, av, bv), equals(ref));
+  }
+
   TEST_CASE("broadcast add: a row and a column broadcast") {
     const int64_t R = 64, C = 32;
     auto out = buf(0, dtypes::float32, R * C), a = buf(1, dtypes::float32, R * C),
