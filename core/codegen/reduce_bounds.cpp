@@ -15,8 +15,8 @@
 // upcast), so that the bound is one scalar for every lane of the tile. Skipping a term assumes
 // the other factor of the product is finite (inf * 0 would be NaN): as a convolution that does
 // not multiply its padding (PyTorch's, oneDNN's) gives.
+#include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "tg/codegen.hpp"
 #include "tg/ir/pattern_matcher.hpp"
