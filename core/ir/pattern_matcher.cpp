@@ -1,9 +1,15 @@
 // UPat matching and the PatternMatcher.
 //
-// Matching is a backtracking search driven by continuations: matching a node's sources
-// calls the continuation once per way the sources match (commutative ops try every order),
-// and a rule's callback is the last continuation. The first callback that returns a node
-// ends the search. Captures live in one flat vector that is truncated on backtrack.
+// A PatternMatcher flattens each rule's pattern into a Program: its nodes in pre-order, the
+// sources of a node side by side, each capture name a slot number. A match is a walk of that
+// array in which every permuted node (a commutative op) reads its source order from a digit
+// of a small odometer; the walk that fails at the k-th permuted node rules out every setting
+// of the digits after it, so the odometer steps there, and the walks offer the callback every
+// way the pattern matches in the order a backtracking search would, without closures. A
+// pattern the walk cannot follow (a permuted node under a repeated one, more than four
+// permuted sources, more capture names than slots) is matched by that backtracking search,
+// driven by continuations: matching a node's sources calls the continuation once per way they
+// match, and the callback is the last continuation.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -156,6 +162,216 @@ std::string dtypes_str(const std::vector<DType>& ds) {
   return r;
 }
 
+// The orders of 2, 3 and 4 sources in std::next_permutation's (lexicographic) order.
+struct PermTable {
+  std::array<std::array<uint8_t, 4>, 2 + 6 + 24> orders{};
+  std::array<uint8_t, 5> first{}, count{};
+  constexpr PermTable() {
+    size_t at = 0;
+    for (uint8_t n = 2; n <= 4; ++n) {
+      first[n] = static_cast<uint8_t>(at);
+      std::array<uint8_t, 4> o{0, 1, 2, 3};
+      do {
+        orders[at++] = o;
+        ++count[n];
+      } while (std::next_permutation(o.begin(), o.begin() + n));
+    }
+  }
+};
+// Constant-initialized: matchers are built during static initialization too.
+constexpr PermTable kPerms;
+
+} // namespace
+
+struct PatternMatcher::Program {
+  using Src = UPat::Data::Src;
+  static constexpr size_t kMaxSlots = 16, kMaxPermuted = 8;
+  struct Node {
+    OpSet ops; // empty: any op
+    const UPat::Data* d;
+    Src mode;
+    bool any_len, check_dtype, check_arg, check_const;
+    uint8_t nsrc;         // pattern sources (Ordered, Permuted; 1 for Repeated)
+    int8_t slot = -1;     // capture slot, -1: none
+    uint16_t first_child; // index of the first source's node; the others follow it
+  };
+  UPat root;                                  // keeps the names the slots view alive
+  std::vector<Node> nodes;                    // nodes[0] is the root
+  std::vector<std::string_view> names;        // slot -> capture name
+  size_t permuted = 0;                        // permuted nodes in the pattern
+  std::array<uint8_t, kMaxPermuted> orders{}; // how many source orders each permuted node has
+  bool walkable = true;                       // false: match with the backtracking search
+
+  explicit Program(const UPat& pat) : root(pat) {
+    nodes.push_back({});
+    add(pat.data(), 0, false);
+  }
+
+  // Necessary conditions on the root, checked before a walk is set up (most rules a node is
+  // offered fail here): the source count, the dtype, and the ops of the sources.
+  bool may_match(const UOp& n) const {
+    const Node& r = nodes[0];
+    if (r.check_dtype && !dtype_matches(r.d->dtypes, n.dtype)) return false;
+    if (r.mode == Src::Any) return true;
+    const size_t ns = n.src.size();
+    const Node* kids = nodes.data() + r.first_child;
+    switch (r.mode) {
+    case Src::Ordered:
+      if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
+      for (size_t j = 0; j < r.nsrc; ++j)
+        if (!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) return false;
+      return true;
+    case Src::Permuted:
+      if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
+      for (size_t j = 0; j < r.nsrc; ++j) {
+        const OpSet& ops = kids[j].ops;
+        if (!ops.empty() && std::none_of(n.src.begin(), n.src.end(),
+                                         [&](const UOpPtr& s) { return ops.contains(s->op); }))
+          return false;
+      }
+      return true;
+    default:
+      return true;
+    }
+  }
+
+  // Fills nodes[at] from `d`, its sources' nodes after the current end, depth first, so that
+  // permuted nodes and slots are numbered in the walk's (pre-)order.
+  void add(const UPat::Data& d, size_t at, bool under_repeat) {
+    Node n{d.ops,
+           &d,
+           d.src_mode,
+           d.any_len,
+           !d.dtypes.empty(),
+           d.arg.has_value(),
+           d.const_value.has_value(),
+           static_cast<uint8_t>(std::min<size_t>(d.src.size(), 255)),
+           -1,
+           0};
+    if (!d.name.empty()) {
+      auto it = std::find(names.begin(), names.end(), std::string_view(d.name));
+      if (it == names.end()) it = names.insert(names.end(), d.name);
+      if (names.size() > kMaxSlots) walkable = false;
+      n.slot = static_cast<int8_t>(std::min<size_t>(it - names.begin(), kMaxSlots));
+    }
+    if (d.src_mode == Src::Permuted) {
+      if (under_repeat || d.src.size() > 4) walkable = false;
+      if (walkable && permuted < kMaxPermuted) orders[permuted] = kPerms.count[d.src.size()];
+      ++permuted;
+    }
+    if (permuted > kMaxPermuted || d.src.size() > 255 || nodes.size() + d.src.size() > 65535)
+      walkable = false;
+    if (d.src_mode == Src::Any || !walkable) {
+      nodes[at] = n;
+      return;
+    }
+    n.first_child = static_cast<uint16_t>(nodes.size());
+    nodes[at] = n;
+    nodes.resize(nodes.size() + d.src.size());
+    for (size_t j = 0; j < d.src.size(); ++j)
+      add(d.src[j].data(), n.first_child + j, under_repeat || d.src_mode == Src::Repeated);
+  }
+};
+
+namespace {
+
+using Program = PatternMatcher::Program;
+
+// One walk of a Program: the odometer's digits (which order each permuted node tries), and
+// the captures made so far.
+struct Walk {
+  const Program& pr;
+  explicit Walk(const Program& p) : pr(p) {}
+  std::array<uint8_t, Program::kMaxPermuted> digit{};
+  std::array<const UOpPtr*, Program::kMaxSlots> slot; // slot[i] is set when bit i of `have` is
+  uint32_t have = 0;
+  size_t permuted_seen = 0; // permuted nodes reached by the current walk
+
+  bool node(const Program::Node& p, const UOpPtr& np) {
+    using Src = Program::Src;
+    const UOp& n = *np;
+    if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
+    const size_t ns = n.src.size();
+    if (p.mode == Src::Ordered || p.mode == Src::Permuted) {
+      if (p.any_len ? ns < p.nsrc : ns != p.nsrc) return false;
+    }
+    if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
+    if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
+    if (p.check_const && !n.is_const_value(*p.d->const_value)) return false;
+    if (p.slot >= 0) {
+      const uint32_t bit = uint32_t{1} << p.slot;
+      if (!(have & bit)) {
+        have |= bit;
+        slot[static_cast<size_t>(p.slot)] = &np;
+      } else if (*slot[static_cast<size_t>(p.slot)] != np) {
+        return false; // the same name must capture the same node
+      }
+    }
+    const Program::Node* kids = pr.nodes.data() + p.first_child;
+    switch (p.mode) {
+    case Src::Any:
+      return true;
+    case Src::Ordered:
+      for (size_t j = 0; j < p.nsrc; ++j) // every source's op before any source's subtree
+        if (!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) return false;
+      for (size_t j = 0; j < p.nsrc; ++j)
+        if (!node(kids[j], n.src[j])) return false;
+      return true;
+    case Src::Permuted: {
+      // Some source must have each pattern source's op before any order is tried.
+      for (size_t j = 0; j < p.nsrc; ++j) {
+        const OpSet& ops = kids[j].ops;
+        if (!ops.empty() && std::none_of(n.src.begin(), n.src.end(),
+                                         [&](const UOpPtr& s) { return ops.contains(s->op); }))
+          return false;
+      }
+      const auto& order = kPerms.orders[kPerms.first[p.nsrc] + digit[permuted_seen++]];
+      for (size_t j = 0; j < p.nsrc; ++j)
+        if (!node(kids[j], n.src[order[j]])) return false;
+      return true;
+    }
+    case Src::Repeated:
+      for (const UOpPtr& s : n.src)
+        if (!node(kids[0], s)) return false;
+      return true;
+    }
+    return false;
+  }
+
+  // Steps the odometer past every setting the last walk ruled out; false when none is left.
+  bool next() {
+    size_t k = permuted_seen;
+    while (k-- > 0) {
+      if (++digit[k] < pr.orders[k]) {
+        std::fill(digit.begin() + static_cast<std::ptrdiff_t>(k) + 1, digit.end(), 0);
+        return true;
+      }
+      digit[k] = 0;
+    }
+    return false;
+  }
+};
+
+// Offers `on_match` every way `pr` matches `root` until it returns true.
+template <class F>
+bool run_program(const Program& pr, const UOpPtr& root, Captures& caps, F&& on_match) {
+  if (!pr.may_match(*root)) return false;
+  Walk w(pr);
+  const size_t slots = pr.names.size();
+  for (;;) {
+    w.have = 0;
+    w.permuted_seen = 0;
+    if (w.node(pr.nodes[0], root)) {
+      const size_t mark = caps.entries.size();
+      for (size_t i = 0; i < slots; ++i) caps.entries.push_back({pr.names[i], w.slot[i]});
+      const bool done = on_match(caps);
+      caps.entries.resize(mark);
+      if (done) return true;
+    }
+    if (!w.next()) return false;
+  }
+}
+
 } // namespace
 
 // ---- UPat ----
@@ -273,6 +489,8 @@ bool Captures::has(std::string_view name) const {
 
 bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
                 const std::function<bool(Captures&)>& on_match) {
+  const PatternMatcher::Program pr(pat);
+  if (pr.walkable) return run_program(pr, node, caps, on_match);
   auto call = [&](Captures& c) { return on_match(c); };
   return match(pat, node, caps, Cont(call));
 }
@@ -363,6 +581,8 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
 }
 
 void PatternMatcher::index_rules() {
+  programs_.clear();
+  for (const Rule& r : rules_) programs_.push_back(std::make_shared<const Program>(r.pat));
   by_op_.assign(kNumOps, {});
   for (size_t i = 0; i < rules_.size(); ++i) {
     OpSet ops = rules_[i].pat.root_ops();
@@ -416,16 +636,23 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
   const bool tracking = track_match_stats() > 0;
   for (uint32_t idx : candidates) {
     const Rule& rule = rules_[idx];
+    const Program& pr = *programs_[idx];
     UOpPtr result;
     auto on_match = [&](Captures& c) {
       result = rule.fn(c);
       return static_cast<bool>(result);
     };
+    auto try_rule = [&] {
+      if (pr.walkable)
+        run_program(pr, node, caps, on_match);
+      else
+        match(rule.pat, node, caps, Cont(on_match));
+    };
     if (!tracking) {
-      match(rule.pat, node, caps, Cont(on_match));
+      try_rule();
     } else {
       auto t0 = std::chrono::steady_clock::now();
-      match(rule.pat, node, caps, Cont(on_match));
+      try_rule();
       auto dt = std::chrono::steady_clock::now() - t0;
       RuleStats& s = (*stats_)[idx];
       s.attempts.fetch_add(1, std::memory_order_relaxed);

@@ -153,10 +153,13 @@ public:
   PatternMatcher(const PatternMatcher&);
   PatternMatcher& operator=(const PatternMatcher&) = delete;
 
+  struct Program; // a rule's pattern flattened for matching (pattern_matcher.cpp)
+
 private:
   void index_rules();
   std::vector<Rule> rules_;
-  std::vector<std::vector<uint32_t>> by_op_; // rule indices to try for each root op
+  std::vector<std::shared_ptr<const Program>> programs_; // one per rule
+  std::vector<std::vector<uint32_t>> by_op_;             // rule indices to try for each root op
   std::string where_;
   std::shared_ptr<std::vector<RuleStats>> stats_;
 };
