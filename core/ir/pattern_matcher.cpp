@@ -201,15 +201,19 @@ struct PatternMatcher::Program {
   size_t permuted = 0;                        // permuted nodes in the pattern
   std::array<uint8_t, kMaxPermuted> orders{}; // how many source orders each permuted node has
   bool walkable = true;                       // false: match with the backtracking search
+  bool trivial = false; // the root alone, its sources unconstrained: no walk needed
 
   explicit Program(const UPat& pat) : root(pat) {
     nodes.push_back({});
     add(pat.data(), 0, false);
+    const Node& r = nodes[0];
+    trivial = walkable && r.mode == Src::Any && !r.check_arg && !r.check_const;
   }
 
   // Necessary conditions on the root, checked before a walk is set up (most rules a node is
   // offered fail here): the source count, the dtype, and the ops of the sources.
-  bool may_match(const UOp& n) const {
+  // `src_ops`: the ops of n's sources.
+  [[gnu::always_inline]] bool may_match(const UOp& n, const OpSet& src_ops) const {
     const Node& r = nodes[0];
     if (r.check_dtype && !dtype_matches(r.d->dtypes, n.dtype)) return false;
     if (r.mode == Src::Any) return true;
@@ -223,13 +227,11 @@ struct PatternMatcher::Program {
       return true;
     case Src::Permuted:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
-      for (size_t j = 0; j < r.nsrc; ++j) {
-        const OpSet& ops = kids[j].ops;
-        if (!ops.empty() && std::none_of(n.src.begin(), n.src.end(),
-                                         [&](const UOpPtr& s) { return ops.contains(s->op); }))
-          return false;
-      }
+      for (size_t j = 0; j < r.nsrc; ++j)
+        if (!kids[j].ops.empty() && (kids[j].ops - (kids[j].ops - src_ops)).empty()) return false;
       return true;
+    case Src::Repeated:
+      return kids[0].ops.empty() || (src_ops - kids[0].ops).empty();
     default:
       return true;
     }
@@ -287,17 +289,18 @@ struct Walk {
   uint32_t have = 0;
   size_t permuted_seen = 0; // permuted nodes reached by the current walk
 
-  bool node(const Program::Node& p, const UOpPtr& np) {
-    using Src = Program::Src;
+  // The checks of p on n itself, and its capture.
+  bool here(const Program::Node& p, const UOpPtr& np) {
     const UOp& n = *np;
     if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
-    const size_t ns = n.src.size();
-    if (p.mode == Src::Ordered || p.mode == Src::Permuted) {
-      if (p.any_len ? ns < p.nsrc : ns != p.nsrc) return false;
-    }
     if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
     if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
-    if (p.check_const && !n.is_const_value(*p.d->const_value)) return false;
+    if (p.check_const) {
+      const auto* i = std::get_if<int64_t>(&n.arg); // most constants a rule names are integers
+      if (n.op != Ops::CONST ||
+          !(i ? static_cast<double>(*i) == *p.d->const_value : n.is_const_value(*p.d->const_value)))
+        return false;
+    }
     if (p.slot >= 0) {
       const uint32_t bit = uint32_t{1} << p.slot;
       if (!(have & bit)) {
@@ -307,6 +310,22 @@ struct Walk {
         return false; // the same name must capture the same node
       }
     }
+    return true;
+  }
+
+  // A source: most patterns' leaves (a variable, a constant) take no recursive call.
+  bool child(const Program::Node& p, const UOpPtr& np) {
+    return p.mode == Program::Src::Any ? here(p, np) : node(p, np);
+  }
+
+  bool node(const Program::Node& p, const UOpPtr& np) {
+    using Src = Program::Src;
+    const UOp& n = *np;
+    const size_t ns = n.src.size();
+    if (p.mode == Src::Ordered || p.mode == Src::Permuted) {
+      if (p.any_len ? ns < p.nsrc : ns != p.nsrc) return false;
+    }
+    if (!here(p, np)) return false;
     const Program::Node* kids = pr.nodes.data() + p.first_child;
     switch (p.mode) {
     case Src::Any:
@@ -315,24 +334,17 @@ struct Walk {
       for (size_t j = 0; j < p.nsrc; ++j) // every source's op before any source's subtree
         if (!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) return false;
       for (size_t j = 0; j < p.nsrc; ++j)
-        if (!node(kids[j], n.src[j])) return false;
+        if (!child(kids[j], n.src[j])) return false;
       return true;
     case Src::Permuted: {
-      // Some source must have each pattern source's op before any order is tried.
-      for (size_t j = 0; j < p.nsrc; ++j) {
-        const OpSet& ops = kids[j].ops;
-        if (!ops.empty() && std::none_of(n.src.begin(), n.src.end(),
-                                         [&](const UOpPtr& s) { return ops.contains(s->op); }))
-          return false;
-      }
       const auto& order = kPerms.orders[kPerms.first[p.nsrc] + digit[permuted_seen++]];
       for (size_t j = 0; j < p.nsrc; ++j)
-        if (!node(kids[j], n.src[order[j]])) return false;
+        if (!child(kids[j], n.src[order[j]])) return false;
       return true;
     }
     case Src::Repeated:
       for (const UOpPtr& s : n.src)
-        if (!node(kids[0], s)) return false;
+        if (!child(kids[0], s)) return false;
       return true;
     }
     return false;
@@ -352,10 +364,27 @@ struct Walk {
   }
 };
 
+OpSet source_ops(const UOp& n) {
+  OpSet r;
+  for (const UOpPtr& s : n.src) r = r | OpSet{s->op};
+  return r;
+}
+
 // Offers `on_match` every way `pr` matches `root` until it returns true.
 template <class F>
-bool run_program(const Program& pr, const UOpPtr& root, Captures& caps, F&& on_match) {
-  if (!pr.may_match(*root)) return false;
+bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Captures& caps,
+                 F&& on_match) {
+  if (pr.trivial) {
+    const Program::Node& r = pr.nodes[0];
+    if (!r.ops.empty() && !r.ops.contains(root->op)) return false;
+    if (r.check_dtype && !dtype_matches(r.d->dtypes, root->dtype)) return false;
+    const size_t mark = caps.entries.size();
+    if (r.slot >= 0) caps.entries.push_back({pr.names[0], &root});
+    const bool done = on_match(caps);
+    caps.entries.resize(mark);
+    return done;
+  }
+  if (!pr.may_match(*root, src_ops)) return false;
   Walk w(pr);
   const size_t slots = pr.names.size();
   for (;;) {
@@ -490,7 +519,7 @@ bool Captures::has(std::string_view name) const {
 bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
                 const std::function<bool(Captures&)>& on_match) {
   const PatternMatcher::Program pr(pat);
-  if (pr.walkable) return run_program(pr, node, caps, on_match);
+  if (pr.walkable) return run_program(pr, node, source_ops(*node), caps, on_match);
   auto call = [&](Captures& c) { return on_match(c); };
   return match(pat, node, caps, Cont(call));
 }
@@ -634,6 +663,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;
   const bool tracking = track_match_stats() > 0;
+  const OpSet src_ops = source_ops(*node);
   for (uint32_t idx : candidates) {
     const Rule& rule = rules_[idx];
     const Program& pr = *programs_[idx];
@@ -644,7 +674,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
     };
     auto try_rule = [&] {
       if (pr.walkable)
-        run_program(pr, node, caps, on_match);
+        run_program(pr, node, src_ops, caps, on_match);
       else
         match(rule.pat, node, caps, Cont(on_match));
     };
