@@ -213,6 +213,14 @@ struct PatternMatcher::Program {
   // Necessary conditions on the root, checked before a walk is set up (most rules a node is
   // offered fail here): the source count, the dtype, and the ops of the sources.
   // `src_ops`: the ops of n's sources.
+  // A constant the pattern node names by value (x+0, x*1: most such rules fail on it).
+  static bool const_matches(const Node& p, const UOp& n) {
+    if (!p.check_const) return true;
+    if (n.op != Ops::CONST) return false;
+    const auto* i = std::get_if<int64_t>(&n.arg); // most constants are integers
+    return i ? static_cast<double>(*i) == *p.d->const_value : n.is_const_value(*p.d->const_value);
+  }
+
   [[gnu::always_inline]] bool may_match(const UOp& n, const OpSet& src_ops) const {
     const Node& r = nodes[0];
     if (r.check_dtype && !dtype_matches(r.d->dtypes, n.dtype)) return false;
@@ -223,12 +231,19 @@ struct PatternMatcher::Program {
     case Src::Ordered:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
       for (size_t j = 0; j < r.nsrc; ++j)
-        if (!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) return false;
+        if ((!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) ||
+            !const_matches(kids[j], *n.src[j]))
+          return false;
       return true;
     case Src::Permuted:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
-      for (size_t j = 0; j < r.nsrc; ++j)
+      for (size_t j = 0; j < r.nsrc; ++j) {
         if (!kids[j].ops.empty() && (kids[j].ops - (kids[j].ops - src_ops)).empty()) return false;
+        if (kids[j].check_const && std::none_of(n.src.begin(), n.src.end(), [&](const UOpPtr& s) {
+              return const_matches(kids[j], *s);
+            }))
+          return false;
+      }
       return true;
     case Src::Repeated:
       return kids[0].ops.empty() || (src_ops - kids[0].ops).empty();
@@ -295,12 +310,7 @@ struct Walk {
     if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
     if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
     if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
-    if (p.check_const) {
-      const auto* i = std::get_if<int64_t>(&n.arg); // most constants a rule names are integers
-      if (n.op != Ops::CONST ||
-          !(i ? static_cast<double>(*i) == *p.d->const_value : n.is_const_value(*p.d->const_value)))
-        return false;
-    }
+    if (!Program::const_matches(p, n)) return false;
     if (p.slot >= 0) {
       const uint32_t bit = uint32_t{1} << p.slot;
       if (!(have & bit)) {
@@ -370,21 +380,10 @@ OpSet source_ops(const UOp& n) {
   return r;
 }
 
-// Offers `on_match` every way `pr` matches `root` until it returns true.
+// The walks of a pattern whose root check passed (kept out of line: most rules fail before).
 template <class F>
-bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Captures& caps,
-                 F&& on_match) {
-  if (pr.trivial) {
-    const Program::Node& r = pr.nodes[0];
-    if (!r.ops.empty() && !r.ops.contains(root->op)) return false;
-    if (r.check_dtype && !dtype_matches(r.d->dtypes, root->dtype)) return false;
-    const size_t mark = caps.entries.size();
-    if (r.slot >= 0) caps.entries.push_back({pr.names[0], &root});
-    const bool done = on_match(caps);
-    caps.entries.resize(mark);
-    return done;
-  }
-  if (!pr.may_match(*root, src_ops)) return false;
+[[gnu::noinline]] bool walk_program(const Program& pr, const UOpPtr& root, Captures& caps,
+                                    F&& on_match) {
   Walk w(pr);
   const size_t slots = pr.names.size();
   for (;;) {
@@ -399,6 +398,23 @@ bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Ca
     }
     if (!w.next()) return false;
   }
+}
+
+// Offers `on_match` every way `pr` matches `root` until it returns true.
+template <class F>
+bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Captures& caps,
+                 F&& on_match) {
+  if (pr.trivial) {
+    const Program::Node& r = pr.nodes[0];
+    if (!r.ops.empty() && !r.ops.contains(root->op)) return false;
+    if (r.check_dtype && !dtype_matches(r.d->dtypes, root->dtype)) return false;
+    const size_t mark = caps.entries.size();
+    if (r.slot >= 0) caps.entries.push_back({pr.names[0], &root});
+    const bool done = on_match(caps);
+    caps.entries.resize(mark);
+    return done;
+  }
+  return pr.may_match(*root, src_ops) && walk_program(pr, root, caps, on_match);
 }
 
 } // namespace
@@ -651,6 +667,27 @@ private:
   CapturesPool& pool_;
   Captures* caps_;
 };
+// One rule on `node` whose root check passed (or has none): its rewrite, or null.
+UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures& caps) {
+  UOpPtr result;
+  auto on_match = [&](Captures& c) {
+    result = rule.fn(c);
+    return static_cast<bool>(result);
+  };
+  if (!pr.walkable) {
+    match(rule.pat, node, caps, Cont(on_match));
+  } else if (pr.trivial) {
+    const Program::Node& r = pr.nodes[0];
+    if (r.check_dtype && !dtype_matches(r.d->dtypes, node->dtype)) return nullptr;
+    if (r.slot >= 0) caps.entries.push_back({pr.names[0], &node});
+    on_match(caps);
+    caps.entries.clear();
+  } else {
+    walk_program(pr, node, caps, on_match);
+  }
+  return result;
+}
+
 } // namespace
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
@@ -668,21 +705,13 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
     const Rule& rule = rules_[idx];
     const Program& pr = *programs_[idx];
     UOpPtr result;
-    auto on_match = [&](Captures& c) {
-      result = rule.fn(c);
-      return static_cast<bool>(result);
-    };
-    auto try_rule = [&] {
-      if (pr.walkable)
-        run_program(pr, node, src_ops, caps, on_match);
-      else
-        match(rule.pat, node, caps, Cont(on_match));
-    };
     if (!tracking) {
-      try_rule();
+      if (pr.walkable && !pr.trivial && !pr.may_match(*node, src_ops)) continue;
+      result = attempt(rule, pr, node, caps);
     } else {
       auto t0 = std::chrono::steady_clock::now();
-      try_rule();
+      if (!pr.walkable || pr.trivial || pr.may_match(*node, src_ops))
+        result = attempt(rule, pr, node, caps);
       auto dt = std::chrono::steady_clock::now() - t0;
       RuleStats& s = (*stats_)[idx];
       s.attempts.fetch_add(1, std::memory_order_relaxed);
