@@ -90,13 +90,15 @@ void measure(const char* what, const std::function<UOpPtr()>& build, const Patte
 }
 
 // Codegen runs graph_rewrite on many small graphs (an index, a condition): the same random
-// expressions of depth 3, each rewritten by its own call, so the per-call setup counts.
+// expressions of depth 3, each rewritten by its own call, so the per-call setup counts. Each
+// repetition builds them anew: a graph rewritten before is skipped (UOp::fixed_under).
 void measure_small(size_t exprs, int reps) {
-  const std::vector<UOpPtr> roots = random_exprs(exprs, 3);
   size_t nodes = 0;
-  for (const UOpPtr& r : roots) nodes += r->toposort().size();
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
+    const std::vector<UOpPtr> roots = random_exprs(exprs, 3);
+    nodes = 0;
+    for (const UOpPtr& root : roots) nodes += root->toposort().size();
     auto t0 = std::chrono::steady_clock::now();
     for (const UOpPtr& root : roots) graph_rewrite(root, symbolic());
     best = std::min(best,

@@ -611,11 +611,18 @@ PatternMatcher::PatternMatcher(std::vector<Rule> rules, std::source_location loc
 }
 
 PatternMatcher::PatternMatcher(const PatternMatcher& o)
-    : rules_(o.rules_), by_op_(o.by_op_), where_(o.where_) {
+    : rules_(o.rules_), by_op_(o.by_op_), where_(o.where_), pure_id_(o.pure_id_) {
   index_rules();
 }
 
 PatternMatcher::~PatternMatcher() = default;
+
+PatternMatcher PatternMatcher::as_pure() const {
+  static std::atomic<uint64_t> next_id{1}; // 0: not pure
+  PatternMatcher r(*this);
+  r.pure_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
 
 PatternMatcher PatternMatcher::operator+(const PatternMatcher& o) const {
   std::vector<Rule> all = rules_;

@@ -155,7 +155,8 @@ private:
 class Rewriter {
 public:
   Rewriter(const PatternMatcher& pm, void* ctx, const std::type_info* ctx_type, RewriteOptions o)
-      : pm_(pm), ctx_(ctx), ctx_type_(ctx_type), opts_(o) {
+      : pm_(pm), ctx_(ctx), ctx_type_(ctx_type), opts_(o),
+        pure_(ctx == nullptr ? pm.pure_id() : 0) {
     if (opts_.max_rewrites_per_node == 0)
       opts_.max_rewrites_per_node = static_cast<size_t>(knobs::REWRITE_LIMIT);
   }
@@ -217,6 +218,8 @@ private:
     if (seen_before != nullptr)
       throw RewriteError("graph_rewrite did not reach a fixed point: " + (*f.n)->str() +
                          " was rewritten into a graph that contains itself (the rules cycle)");
+    if (pure_ != 0 && (*f.new_n)->fixed_under().load(std::memory_order_relaxed) == pure_)
+      return link(*f.n, *f.new_n); // nothing below it changes
     const UOpPtr* cur = f.new_n;
     size_t depth = f.depth;
     if (opts_.bottom_up) {
@@ -254,7 +257,12 @@ private:
     } else if (!opts_.bottom_up) {
       next = apply(*f.new_n, f.depth);
     }
-    if (!next) return link(*f.n, *f.new_n);
+    if (!next) {
+      // No source changed and no rule applies (bottom-up: stage 0 ran the rules to a fixed
+      // point): under a pure matcher this graph is final.
+      if (pure_ != 0 && !changed) (*f.new_n)->fixed_under().store(pure_, std::memory_order_relaxed);
+      return link(*f.n, *f.new_n);
+    }
     const UOpPtr* kept = keep(std::move(next));
     stack_.push_back({f.n, kept, 2, f.depth + 1});
     stack_.push_back({kept, kept, 0, f.depth + 1});
@@ -264,6 +272,7 @@ private:
   void* ctx_;
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
+  const uint64_t pure_; // the matcher's pure id, 0 when it is not pure or has a context
   boost::container::small_vector<Frame, 32> stack_;
   NodeList made_; // the nodes the rewrite built, alive until it ends (see Frame)
   Memo nodes_;    // declared after made_: it frees the nodes' slots before they go

@@ -1146,12 +1146,12 @@ UOpPtr simplify_rec(const UOpPtr& x) { return graph_rewrite(x, symbolic()); }
 } // namespace
 
 const PatternMatcher& symbolic_simple() {
-  static const PatternMatcher pm = make_symbolic_simple();
+  static const PatternMatcher pm = make_symbolic_simple().as_pure();
   return pm;
 }
 
 const PatternMatcher& symbolic() {
-  static const PatternMatcher pm = symbolic_simple() + make_symbolic_extra();
+  static const PatternMatcher pm = (symbolic_simple() + make_symbolic_extra()).as_pure();
   return pm;
 }
 

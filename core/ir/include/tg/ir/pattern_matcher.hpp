@@ -146,6 +146,12 @@ public:
   UOpPtr rewrite(const UOpPtr& node, void* ctx = nullptr, const std::type_info* ctx_type = nullptr,
                  const Rule** which = nullptr) const;
 
+  // The same rules, declared pure: each callback's answer depends on the matched nodes alone
+  // (no context, no state of its own), so a node no rule rewrites never will be, and
+  // graph_rewrite marks it (UOp::fixed_under) and skips it from then on. symbolic() is pure.
+  PatternMatcher as_pure() const;
+  uint64_t pure_id() const { return pure_id_; } // 0: not pure
+
   size_t size() const { return rules_.size(); }
   const std::vector<Rule>& rules() const { return rules_; }
   const std::vector<RuleStats>& stats() const { return *stats_; }
@@ -162,6 +168,7 @@ private:
   std::vector<std::vector<uint32_t>> by_op_;             // rule indices to try for each root op
   std::string where_;
   std::shared_ptr<std::vector<RuleStats>> stats_;
+  uint64_t pure_id_ = 0;
 };
 
 // Enumerates every way `pat` matches `node`, calling `on_match` with the captures until it

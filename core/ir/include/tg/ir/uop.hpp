@@ -155,6 +155,11 @@ public:
   };
   MemoSlot& memo_slot() const { return memo_; }
 
+  // The id of a pure PatternMatcher (tg/ir/pattern_matcher.hpp) that rewrites neither this node
+  // nor any node below it, or 0. graph_rewrite sets it and then returns the node at once: a
+  // graph simplified once is not matched again when a later rewrite meets it.
+  std::atomic<uint64_t>& fixed_under() const { return fixed_under_; }
+
   UOp(const UOp&) = delete;
   UOp& operator=(const UOp&) = delete;
 
@@ -173,6 +178,8 @@ private:
   mutable std::atomic<int64_t> refs_{0};
   mutable UOp* next_in_table_ = nullptr; // chain of the node table's bucket, under its lock
   mutable MemoSlot memo_;
+  mutable std::atomic<uint64_t> fixed_under_{0};
+
   ConstValue vmin_, vmax_;
   std::shared_ptr<const std::optional<Shape>> shape_;
   mutable std::once_flag topo_once_, slice_once_;
