@@ -81,7 +81,12 @@ i128 gcd128(i128 a, i128 b) {
   return a;
 }
 
-int64_t ival(const UOpPtr& c) { return as_int(c->const_value()); }
+// An integer CONST's value (most constants here hold an int64_t; as_int converts the rest).
+int64_t ival(const UOp& c) {
+  if (const auto* i = std::get_if<int64_t>(&c.arg); i != nullptr && c.op == CONST) return *i;
+  return as_int(c.const_value());
+}
+int64_t ival(const UOpPtr& c) { return ival(*c); }
 
 // ---- node builders (dtype of the first source) --------------------------------------------
 
@@ -109,15 +114,16 @@ struct Linear {
   std::unordered_map<const UOp*, size_t> index;
 
   explicit Linear(DType d) : dtype(d) {}
-  void add_term(const UOpPtr& u, i128 coef) {
-    if (size_t i = find(u.get()); i != terms.size()) {
+  void add_term(const UOp& u, i128 coef) {
+    if (size_t i = find(&u); i != terms.size()) {
       terms[i].second = wrap_to(i128{terms[i].second} + coef, dtype);
       return;
     }
-    if (!index.empty()) index.emplace(u.get(), terms.size());
-    terms.emplace_back(u, wrap_to(coef, dtype));
+    if (!index.empty()) index.emplace(&u, terms.size());
+    terms.emplace_back(u.ptr(), coef == 1 ? 1 : wrap_to(coef, dtype));
     if (terms.size() == kScan + 1) reindex();
   }
+  void add_term(const UOpPtr& u, i128 coef) { add_term(*u, coef); }
   void add_const(i128 v) { k = wrap_to(i128{k} + v, dtype); }
   // Removes zero terms (and any in `drop`), keeping the order.
   void compact(const std::vector<bool>& drop = {}) {
@@ -162,7 +168,7 @@ bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
     auto [u, s] = stack.back();
     stack.pop_back();
     if (++visited > kMaxLinearNodes) return false;
-    s = wrap_to(s, lin.dtype);
+    if (s != 1) s = wrap_to(s, lin.dtype); // 1 is itself in every integer type
     const bool same = u->dtype == lin.dtype;
     if (same && (u->op == ADD || u->op == SUB) && u->src.size() == 2) {
       stack.emplace_back(u->src[1].get(), u->op == SUB ? -s : s);
@@ -174,9 +180,9 @@ bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
     } else if (same && u->op == MUL && u->src.size() == 2 && u->src[0]->is_const()) {
       stack.emplace_back(u->src[1].get(), s * ival(u->src[0]));
     } else if (u->op == CONST) {
-      lin.add_const(s * as_int(u->const_value()));
+      lin.add_const(s * ival(*u));
     } else {
-      lin.add_term(u->ptr(), s);
+      lin.add_term(*u, s);
     }
   }
   return true;
