@@ -6,10 +6,10 @@
 // of a small odometer; the walk that fails at the k-th permuted node rules out every setting
 // of the digits after it, so the odometer steps there, and the walks offer the callback every
 // way the pattern matches in the order a backtracking search would, without closures. A
-// pattern the walk cannot follow (a permuted node under a repeated one, more than four
-// permuted sources, more capture names than slots) is matched by that backtracking search,
-// driven by continuations: matching a node's sources calls the continuation once per way they
-// match, and the callback is the last continuation.
+// pattern the walk cannot follow (a permuted node under a repeated one or with more than four
+// sources, more than eight permuted nodes or sixteen capture names) is matched by that
+// backtracking search, driven by continuations: matching a node's sources calls the
+// continuation once per way they match, and the callback is the last continuation.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -210,9 +210,6 @@ struct PatternMatcher::Program {
     trivial = walkable && r.mode == Src::Any && !r.check_arg && !r.check_const;
   }
 
-  // Necessary conditions on the root, checked before a walk is set up (most rules a node is
-  // offered fail here): the source count, the dtype, and the ops of the sources.
-  // `src_ops`: the ops of n's sources.
   // A constant the pattern node names by value (x+0, x*1: most such rules fail on it).
   static bool const_matches(const Node& p, const UOp& n) {
     if (!p.check_const) return true;
@@ -221,6 +218,9 @@ struct PatternMatcher::Program {
     return i ? static_cast<double>(*i) == *p.d->const_value : n.is_const_value(*p.d->const_value);
   }
 
+  // Necessary conditions on the root, checked before a walk is set up (most rules a node is
+  // offered fail here): the dtype, the source count, the ops of the sources (`src_ops`: the
+  // ops of all of n's sources) and the constants named by value.
   [[gnu::always_inline]] bool may_match(const UOp& n, const OpSet& src_ops) const {
     const Node& r = nodes[0];
     if (r.check_dtype && !dtype_matches(r.d->dtypes, n.dtype)) return false;
@@ -674,6 +674,7 @@ private:
   CapturesPool& pool_;
   Captures* caps_;
 };
+
 // One rule on `node` whose root check passed (or has none): its rewrite, or null.
 UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures& caps) {
   UOpPtr result;
