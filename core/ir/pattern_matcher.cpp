@@ -421,6 +421,8 @@ bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Ca
 
 // ---- UPat ----
 
+UPat::UPat() : d_(std::make_shared<Data>()) {}
+
 UPat::UPat(OpSet ops, std::vector<DType> dts, std::optional<Arg> arg, std::string name)
     : d_(std::make_shared<Data>()) {
   d_->ops = ops;

@@ -83,6 +83,17 @@ TEST_SUITE("ir.pattern_matcher") {
               .size() == 1);
   }
 
+  TEST_CASE("a default UPat matches any node, as a source and as a rule's root") {
+    UOpPtr a = var("a"), b = var("b");
+    const UPat any_source = UPat(Ops::ADD, {}, std::nullopt, "x").with_src({UPat(), UPat()});
+    CHECK(any_source.str() == "x:ADD(*, *)");
+    PatternMatcher pm({{any_source, [](const Captures& cs) { return cs["x"]->src[0]; }},
+                       {UPat(), [](const Captures&) -> UOpPtr { return nullptr; }}});
+    CHECK(pm.rewrite(a + b) == a);
+    CHECK(pm.rewrite(a * b) == nullptr);
+    CHECK(UPat().str() == "*");
+  }
+
   TEST_CASE("rules are tried in order and only for matching root ops") {
     int tried_mul = 0;
     PatternMatcher pm({

@@ -28,7 +28,7 @@ namespace tg {
 
 class UPat {
 public:
-  UPat() = default; // matches anything
+  UPat(); // matches anything
   // Any node with one of `ops` (or any op when empty), optional dtype(s), arg and sources.
   explicit UPat(OpSet ops, std::vector<DType> dtypes = {}, std::optional<Arg> arg = std::nullopt,
                 std::string name = "");
