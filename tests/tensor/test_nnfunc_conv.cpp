@@ -176,10 +176,18 @@ std::vector<tg::UOpPtr> heuristic_asts(const std::function<void()>& run) {
 }
 
 // The widest register a kernel keeps (its vector accumulators), lowered for `caps`.
-size_t accumulator_lanes(const tg::UOpPtr& ast, const tg::RendererCaps& caps) {
+size_t kernel_accumulator_lanes(const tg::UOpPtr& ast, const tg::RendererCaps& caps) {
   size_t lanes = 0;
   for (const auto& u : tg::lower_kernel(ast, caps).uops)
     if (u->op == tg::Ops::DEFINE_REG) lanes = std::max<size_t>(lanes, u->dtype.size);
+  return lanes;
+}
+
+// The same, the widest over the kernels `run` lowers with the heuristic.
+size_t accumulator_lanes(const std::function<void()>& run, const tg::RendererCaps& caps) {
+  size_t lanes = 0;
+  for (const auto& ast : heuristic_asts(run))
+    lanes = std::max(lanes, kernel_accumulator_lanes(ast, caps));
   return lanes;
 }
 
@@ -330,7 +338,7 @@ TEST_SUITE("tensor.nnfunc") {
               u->src[0]->ivmin();
       if (out % (32 * 32 * 25) != 0 || red == 1 || size_t(out * red) <= best_terms) continue;
       best_terms = size_t(out * red);
-      acc_lanes = accumulator_lanes(ast, caps);
+      acc_lanes = kernel_accumulator_lanes(ast, caps);
     }
     REQUIRE(best_terms > 0);
     CHECK(acc_lanes == 256);
@@ -343,14 +351,13 @@ TEST_SUITE("tensor.nnfunc") {
     const tg::RendererCaps caps = cpu_caps();
     if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
     // 4 input channels: too few for the channels-last matrix product narrow images take.
-    size_t acc_lanes = 0;
-    for (const auto& ast : heuristic_asts([] {
-           auto x = Tensor::rand({4, 4, 4, 4}, dtypes::float32, "CPU");
-           auto w = Tensor::rand({32, 4, 3, 3}, dtypes::float32, "CPU");
-           x.conv2d(w, {}, 1, 1).realize();
-         }))
-      acc_lanes = std::max(acc_lanes, accumulator_lanes(ast, caps));
-    CHECK(acc_lanes == 256);
+    CHECK(accumulator_lanes(
+              [] {
+                auto x = Tensor::rand({4, 4, 4, 4}, dtypes::float32, "CPU");
+                auto w = Tensor::rand({32, 4, 3, 3}, dtypes::float32, "CPU");
+                x.conv2d(w, {}, 1, 1).realize();
+              },
+              caps) == 256);
   }
 
   TEST_CASE("narrow images as a channels-last matrix product: values and both gradients") {
@@ -493,15 +500,14 @@ TEST_SUITE("tensor.nnfunc") {
     // the fitted 4 x 1 x 8 tile ran at half that speed).
     const tg::RendererCaps caps = cpu_caps();
     if (caps.vector_lanes < 16 || tg::knobs::NOOPT) return;
-    size_t acc_lanes = 0;
-    for (const auto& ast : heuristic_asts([] {
-           auto x = Tensor::rand({16, 1, 28, 28}, dtypes::float32, "CPU");
-           auto w = Tensor::rand({32, 1, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
-           x.conv2d(w).sum().backward();
-           w.grad().realize();
-         }))
-      acc_lanes = std::max(acc_lanes, accumulator_lanes(ast, caps));
-    CHECK(acc_lanes == 320);
+    CHECK(accumulator_lanes(
+              [] {
+                auto x = Tensor::rand({16, 1, 28, 28}, dtypes::float32, "CPU");
+                auto w = Tensor::rand({32, 1, 5, 5}, dtypes::float32, "CPU").requires_grad_(true);
+                x.conv2d(w).sum().backward();
+                w.grad().realize();
+              },
+              caps) == 320);
   }
 
   TEST_CASE("conv1d and conv3d against a direct loop") {
