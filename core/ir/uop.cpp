@@ -1,12 +1,12 @@
 // UOp interning and lifetime.
 //
-// The node table is sharded by hash, each shard a multimap from hash to node under its own
-// spin lock, so that parallel compile threads rarely contend. A node whose count drops to zero
-// is removed from the table by the thread that dropped it; a concurrent lookup that finds it
-// first sees a zero count (try_retain fails), replaces the table entry with a fresh node, and
-// the dying node then finds no entry of its own to remove. Destruction is iterative: freeing
-// a node queues its sources instead of recursing, so dropping a chain of millions of nodes
-// uses constant stack.
+// The node table is sharded by hash, each shard an open-addressing table from hash to node
+// under its own spin lock, so that parallel compile threads rarely contend. A node whose count
+// drops to zero is removed from the table by the thread that dropped it; a concurrent lookup that
+// finds it first sees a zero count (try_retain fails), replaces the table entry with a fresh node,
+// and the dying node then finds no entry of its own to remove. Destruction is iterative: freeing a
+// node queues its sources instead of recursing, so dropping a chain of millions of nodes uses
+// constant stack.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -45,12 +45,16 @@ bool node_arg_equal(const Arg& a, const Arg& b) {
   return arg_equal(a, b);
 }
 
-size_t node_hash(Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
+// A source as a node address, from a reference or a borrowed pointer.
+inline const UOp* raw(const UOpPtr& u) { return u.get(); }
+inline const UOp* raw(const UOp* u) { return u; }
+
+template <class Src> size_t node_hash(Ops op, DType dtype, std::span<Src> src, const Arg& arg) {
   // The dtype's fields packed as DType::hash packs them, without the call.
   const uint64_t packed = uint64_t(dtype.scalar_type) | (uint64_t(dtype.count) << 8) |
                           (uint64_t(dtype.is_ptr) << 24) | (uint64_t(dtype.addrspace) << 25);
   size_t h = mix(mix(static_cast<size_t>(op), packed), static_cast<size_t>(dtype.size));
-  for (const UOpPtr& s : src) h = mix(h, std::hash<const void*>()(s.get()));
+  for (const auto& s : src) h = mix(h, std::hash<const void*>()(raw(s)));
   h = mix(h, node_arg_hash(arg));
   // The table picks a shard from the low bits and a bucket from the next ones; hash_combine
   // alone leaves them correlated (source addresses are 16-byte aligned). MurmurHash3's
@@ -62,9 +66,11 @@ size_t node_hash(Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& ar
   return h ^ (h >> 33);
 }
 
-bool same_content(const UOp& u, Ops op, DType dtype, std::span<const UOpPtr> src, const Arg& arg) {
+template <class Src>
+bool same_content(const UOp& u, Ops op, DType dtype, std::span<Src> src, const Arg& arg) {
   return u.op == op && u.dtype == dtype &&
-         std::equal(u.src.begin(), u.src.end(), src.begin(), src.end()) &&
+         std::equal(u.src.begin(), u.src.end(), src.begin(), src.end(),
+                    [](const UOpPtr& a, const auto& b) { return a.get() == raw(b); }) &&
          node_arg_equal(u.arg, arg);
 }
 
@@ -107,35 +113,54 @@ thread_local Pending* t_pending = nullptr;
 } // namespace
 
 struct UOpTable {
-  // Each shard is a chained hash table whose chains run through the nodes themselves
-  // (UOp::next_in_table_), so interning allocates nothing but the node.
+  // Each shard is an open-addressing table of (hash, node) slots with linear probing. A probe
+  // compares the stored hash before it reads a node, so looking up a node that is not there
+  // touches only the slot array, and unlinking a dying node (found by its address) touches no
+  // other node: on a graph larger than the cache each node read is a miss.
   static constexpr size_t kShards = 64;
+  struct Slot {
+    size_t hash = 0;
+    UOp* node = nullptr; // null: empty
+  };
   struct Shard {
     SpinLock mu;
-    std::vector<UOp*> buckets = std::vector<UOp*>(1024, nullptr);
+    std::vector<Slot> slots = std::vector<Slot>(1024);
     size_t count = 0;
 
-    UOp*& head(size_t hash) { return buckets[(hash >> 6) & (buckets.size() - 1)]; }
-    void grow() {
-      std::vector<UOp*> old(buckets.size() * 2, nullptr);
-      old.swap(buckets);
-      for (UOp* chain : old)
-        while (chain) {
-          UOp* next = chain->next_in_table_;
-          UOp*& h = head(chain->hash_);
-          chain->next_in_table_ = h;
-          h = chain;
-          chain = next;
-        }
+    size_t mask() const { return slots.size() - 1; }
+    // The shard is picked by the hash's low bits; the home slot comes from the next ones.
+    size_t home(size_t hash) const { return (hash >> 6) & mask(); }
+    // At most half full: a probe for an absent node then ends within a slot or two.
+    void reserve_one() {
+      if (2 * (count + 1) <= slots.size()) return;
+      std::vector<Slot> old(slots.size() * 2);
+      old.swap(slots);
+      for (const Slot& s : old)
+        if (s.node) place(s);
     }
-    // Unlinks `u` if it is still in its chain (a racing lookup may have unlinked it).
-    void unlink(const UOp* u) {
-      for (UOp** p = &head(u->hash_); *p; p = &(*p)->next_in_table_)
-        if (*p == u) {
-          *p = u->next_in_table_;
-          --count;
-          return;
+    void place(const Slot& s) {
+      size_t i = home(s.hash);
+      while (slots[i].node) i = (i + 1) & mask();
+      slots[i] = s;
+    }
+    // Empties slot i and moves later slots of the same probe run back, so that every node
+    // stays reachable from its home slot without tombstones.
+    void erase_at(size_t i) {
+      for (size_t j = (i + 1) & mask(); slots[j].node; j = (j + 1) & mask()) {
+        const size_t h = home(slots[j].hash);
+        // slots[j] may move to i when its home does not lie cyclically in (i, j].
+        if (((j - h) & mask()) >= ((j - i) & mask())) {
+          slots[i] = slots[j];
+          i = j;
         }
+      }
+      slots[i] = Slot{};
+      --count;
+    }
+    // Unlinks `u` if it is still in the table (a racing lookup may have unlinked it).
+    void unlink(const UOp* u) {
+      for (size_t i = home(u->hash_); slots[i].node; i = (i + 1) & mask())
+        if (slots[i].node == u) return erase_at(i);
     }
   };
   std::array<Shard, kShards> shards;
@@ -150,58 +175,59 @@ struct UOpTable {
 
   // Looks `src` up as a span, so a hit allocates nothing; a miss takes the sources from
   // `owned` when given (moved) or copies them.
-  static UOpPtr intern(Ops op, DType dtype, std::span<const UOpPtr> src, std::vector<UOpPtr>* owned,
+  template <class Src>
+  static UOpPtr intern(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
                        Arg&& arg) {
     size_t h = node_hash(op, dtype, src, arg);
     Shard& sh = get().shard(h);
     if (UOp* n = find_locked(sh, h, op, dtype, src, arg)) return UOpPtr(n, UOpPtr::Adopt{});
+
     // Built outside the lock: computing a shape may build nodes (symbolic sizes), which could
     // need this shard. A constructor that throws (a shape error) leaves the table untouched.
-    auto* node =
-        new UOp(op, dtype, owned ? std::move(*owned) : std::vector<UOpPtr>(src.begin(), src.end()),
-                std::move(arg), h);
+    std::vector<UOpPtr> sources;
+    if (owned) {
+      sources = std::move(*owned);
+    } else {
+      sources.reserve(src.size());
+      for (const auto& x : src) sources.emplace_back(raw(x));
+    }
+    auto* node = new UOp(op, dtype, std::move(sources), std::move(arg), h);
     node->refs_.store(1, std::memory_order_relaxed);
+    UOp* twin = nullptr;
     {
       std::lock_guard lock(sh.mu);
       // Another thread may have interned a twin meanwhile: then it wins and ours goes.
-      UOp* twin = nullptr;
-      for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
-        if (n->hash_ != h || !same_content(*n, node->op, node->dtype, node->src, node->arg))
-          continue;
-        if (n->try_retain())
-          twin = n;
-        else
-          sh.unlink(n);
-        break;
-      }
+      twin = find_live(sh, h, node->op, node->dtype, std::span<const UOpPtr>(node->src), node->arg);
       if (!twin) {
-        if (sh.count >= sh.buckets.size()) sh.grow();
-        UOp*& head = sh.head(h);
-        node->next_in_table_ = head;
-        head = node;
+        sh.reserve_one();
+        sh.place(Slot{h, node});
         ++sh.count;
         return UOpPtr(node, UOpPtr::Adopt{});
       }
-      node->next_in_table_ = twin; // reused below as "the twin", outside the lock
     }
-    UOp* twin = node->next_in_table_;
-    node->next_in_table_ = nullptr;
     delete node; // never in the table; releasing its sources may free nodes
     return UOpPtr(twin, UOpPtr::Adopt{});
   }
 
-  // A live node equal to (op, dtype, src, arg), retained, or null. A dying match is unlinked
-  // (its owner will find no entry and just free it).
-  static UOp* find_locked(Shard& sh, size_t h, Ops op, DType dtype, std::span<const UOpPtr> src,
-                          const Arg& arg) {
-    std::lock_guard lock(sh.mu);
-    for (UOp* n = sh.head(h); n; n = n->next_in_table_) {
-      if (n->hash_ != h || !same_content(*n, op, dtype, src, arg)) continue;
+  // A live node equal to (op, dtype, src, arg), retained, or null; the caller holds the lock.
+  // A dying match is unlinked (its owner will find no entry and just free it).
+  template <class Src>
+  static UOp* find_live(Shard& sh, size_t h, Ops op, DType dtype, std::span<Src> src,
+                        const Arg& arg) {
+    for (size_t i = sh.home(h); sh.slots[i].node; i = (i + 1) & sh.mask()) {
+      UOp* n = sh.slots[i].node;
+      if (sh.slots[i].hash != h || !same_content(*n, op, dtype, src, arg)) continue;
       if (n->try_retain()) return n;
-      sh.unlink(n);
+      sh.erase_at(i);
       return nullptr;
     }
     return nullptr;
+  }
+  template <class Src>
+  static UOp* find_locked(Shard& sh, size_t h, Ops op, DType dtype, std::span<Src> src,
+                          const Arg& arg) {
+    std::lock_guard lock(sh.mu);
+    return find_live(sh, h, op, dtype, src, arg);
   }
 
   static void unlink(const UOp* u) {
@@ -251,10 +277,11 @@ bool UOp::try_retain() const noexcept {
 
 size_t UOp::live_count() { return g_live_nodes.load(std::memory_order_relaxed); }
 
-UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<const UOpPtr> src, std::vector<UOpPtr>* owned,
+template <class Src>
+UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
                       Arg&& arg) {
   for (size_t i = 0; i < src.size(); ++i)
-    if (!src[i])
+    if (!raw(src[i]))
       throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
                       std::to_string(i) + " is null");
   strip_bindings(arg);
@@ -264,12 +291,16 @@ UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<const UOpPtr> src, std::vec
 }
 
 UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
-  return make_impl(op, dtype, src, &src, std::move(arg));
+  return make_impl(op, dtype, std::span<const UOpPtr>(src), &src, std::move(arg));
 }
 
 UOpPtr UOp::make(Ops op, DType dtype, std::initializer_list<UOpPtr> src, Arg arg) {
   return make_impl(op, dtype, std::span<const UOpPtr>(src.begin(), src.size()), nullptr,
                    std::move(arg));
+}
+
+UOpPtr UOp::make_borrowed(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg) {
+  return make_impl(op, dtype, src, nullptr, std::move(arg));
 }
 
 UOpPtr UOp::const_(DType dtype, ConstValue v) {
@@ -303,16 +334,24 @@ UOpPtr UOp::with_dtype(DType d) const {
 }
 
 UOpPtr UOp::alu(Ops alu_op, std::initializer_list<UOpPtr> others) const {
-  std::vector<UOpPtr> srcs{ptr()};
-  srcs.insert(srcs.end(), others.begin(), others.end());
+  // Borrowed: this node and `others` outlive the call, so no reference is copied.
+  std::array<const UOp*, 4> srcs{this};
+  if (others.size() >= srcs.size()) {
+    std::vector<UOpPtr> all{ptr()};
+    all.insert(all.end(), others.begin(), others.end());
+    return make(alu_op, dtype, std::move(all));
+  }
+  size_t n = 1;
+  for (const UOpPtr& o : others) srcs[n++] = o.get();
   DType out = dtype;
   if (GroupOp::Comparison.contains(alu_op))
     out = dtypes::bool_.vec(dtype.count);
   else if (alu_op == Ops::WHERE) {
-    if (srcs.size() != 3) throw SpecError("WHERE needs a condition and two branches");
+    if (n != 3) throw SpecError("WHERE needs a condition and two branches");
+    if (srcs[1] == nullptr) throw SpecError("building WHERE: source 1 is null");
     out = srcs[1]->dtype;
   }
-  return make(alu_op, out, std::move(srcs));
+  return make_borrowed(alu_op, out, std::span<const UOp* const>(srcs.data(), n));
 }
 
 UOpPtr UOp::const_like(ConstValue v) const { return const_(dtype, v); }

@@ -94,6 +94,9 @@ public:
   static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg = {});
   // The same from a braced list; allocates nothing when the node exists already.
   static UOpPtr make(Ops op, DType dtype, std::initializer_list<UOpPtr> src = {}, Arg arg = {});
+  // The same from borrowed sources, which the caller keeps alive for the call: no reference
+  // is copied, so finding a node that exists touches no count but the result's.
+  static UOpPtr make_borrowed(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg = {});
 
   // Convenience constructors.
   static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
@@ -167,8 +170,9 @@ private:
   friend class UOpPtr;
   friend struct UOpTable;
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
-  static UOpPtr make_impl(Ops op, DType dtype, std::span<const UOpPtr> src,
-                          std::vector<UOpPtr>* owned, Arg&& arg);
+  template <class Src>
+  static UOpPtr make_impl(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
+                          Arg&& arg);
   ~UOp();
   void retain() const noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() const noexcept;
@@ -176,7 +180,6 @@ private:
 
   size_t hash_;
   mutable std::atomic<int64_t> refs_{0};
-  mutable UOp* next_in_table_ = nullptr; // chain of the node table's bucket, under its lock
   mutable MemoSlot memo_;
   mutable std::atomic<uint64_t> fixed_under_{0};
 
