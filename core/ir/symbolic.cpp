@@ -95,7 +95,10 @@ UOpPtr cst(DType d, i128 v) {
   if (scalar_int(d)) return UOp::make(CONST, d, {}, Arg(wrap_to(v, d)));
   return UOp::const_(d, wrap_to(v, d));
 }
-UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) { return UOp::make(op, a->dtype, {a, b}); }
+UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) {
+  const std::array<const UOp*, 2> src{a.get(), b.get()};
+  return UOp::make_borrowed(op, a->dtype, src);
+}
 UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
 
 // ---- linear form --------------------------------------------------------------------------
@@ -195,10 +198,51 @@ std::optional<Linear> linear_of(const UOpPtr& u) {
   return lin;
 }
 
-// The canonical node of a linear form: ((t0*c0 + t1) + t2*c2) + k.
-UOpPtr build(const Linear& lin) {
+// build()'s layout: a term is the node itself for coefficient 1, else node * cst(coef); a sum
+// is a left-nested chain of plain ADDs (no arg, the dtype of their first source).
+bool plain_binary(const UOp& u, Ops op) {
+  return u.op == op && u.src.size() == 2 && std::holds_alternative<std::monostate>(u.arg) &&
+         u.dtype == u.src[0]->dtype;
+}
+bool is_term_of(const UOp& u, const UOpPtr& node, int64_t coef, DType dt);
+
+// The deepest sum inside `hint` that build() would make for lin's first terms, and how many
+// terms it covers (0: none). A sum rebuilt after a change near its end (a constant, a term
+// merged or appended) shares its prefix with the sum it came from: those nodes are taken from
+// `hint` instead of being looked up again one by one.
+std::pair<const UOpPtr*, size_t> shared_prefix(const Linear& lin, const UOpPtr& hint) {
+  const UOpPtr* u = &hint;
+  if (plain_binary(**u, ADD) && (*u)->src[1]->is_const()) u = &(*u)->src[0];
+  boost::container::small_vector<const UOpPtr*, 16> levels; // outermost first
+  while ((*u)->dtype == lin.dtype && plain_binary(**u, ADD)) {
+    levels.push_back(u);
+    u = &(*u)->src[0];
+  }
+  levels.push_back(u);
+  // levels.back() would be term 0; levels[levels.size()-1-i] the sum of terms 0..i.
+  const size_t n = std::min(levels.size(), lin.terms.size());
+  size_t m = 0;
+  for (; m < n; ++m) {
+    const auto& [node, coef] = lin.terms[m];
+    const UOp& level = **levels[levels.size() - 1 - m];
+    const UOp& term = m == 0 ? level : *level.src[1];
+    if (coef == 0 || !is_term_of(term, node, coef, lin.dtype)) break;
+  }
+  return {m == 0 ? nullptr : levels[levels.size() - m], m};
+}
+
+// The canonical node of a linear form: ((t0*c0 + t1) + t2*c2) + k. Nodes of `hint` that are
+// sums of lin's first terms are reused (shared_prefix).
+UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
   UOpPtr acc;
-  for (const auto& [node, coef] : lin.terms) {
+  size_t first = 0;
+  if (hint != nullptr) {
+    const auto [prefix, covered] = shared_prefix(lin, *hint);
+    if (prefix != nullptr) acc = *prefix;
+    first = covered;
+  }
+  for (size_t i = first; i < lin.terms.size(); ++i) {
+    const auto& [node, coef] = lin.terms[i];
     if (coef == 0) continue;
     UOpPtr t = coef == 1 ? node : bin(MUL, node, cst(lin.dtype, coef));
     acc = acc ? bin(ADD, acc, t) : t;
@@ -372,16 +416,16 @@ bool already_canonical(const UOp& root) {
 
 // Whether build(lin) is `root`, decided without building: most sums a rewrite meets are
 // canonical already, and building the form only to compare it interns a node per term.
+bool is_term_of(const UOp& u, const UOpPtr& node, int64_t coef, DType dt) {
+  if (coef == 1) return &u == node.get();
+  return plain_binary(u, MUL) && u.src[0] == node && canonical_const(*u.src[1], dt) == coef;
+}
+
 bool is_build_of(const Linear& lin, const UOp& root) {
   const DType dt = lin.dtype;
-  const auto plain = [](const UOp& u, Ops op) {
-    return u.op == op && u.src.size() == 2 && std::holds_alternative<std::monostate>(u.arg) &&
-           u.dtype == u.src[0]->dtype;
-  };
-  // build's term: the node itself for coefficient 1, else node * cst(coef).
+  const auto plain = plain_binary;
   const auto is_term = [&](const UOp& u, const UOpPtr& node, int64_t coef) {
-    if (coef == 1) return &u == node.get();
-    return plain(u, MUL) && u.src[0] == node && canonical_const(*u.src[1], dt) == coef;
+    return is_term_of(u, node, coef, dt);
   };
   size_t first = 0, last = lin.terms.size(); // the nonzero terms lie in [first, last)
   while (first < last && lin.terms[first].second == 0) ++first;
@@ -410,7 +454,7 @@ UOpPtr canonical_sum(const UOpPtr& root) {
   if (!linearize(root, 1, lin)) return nullptr;
   lin.drop_zeros();
   if (!merge_divmod(lin)) return nullptr;
-  return is_build_of(lin, *root) ? nullptr : build(lin);
+  return is_build_of(lin, *root) ? nullptr : build(lin, &root);
 }
 
 // ---- constant folding ---------------------------------------------------------------------
