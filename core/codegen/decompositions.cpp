@@ -126,7 +126,7 @@ UOpPtr promote_half_float(const UOpPtr& ast, const RendererCaps& caps) {
          const UOpPtr& x = c["x"];
          if (!computes_in_f32(x->dtype, c.ctx<RendererCaps>())) return nullptr;
          const DType f32(ScalarType::Float32, x->dtype.count);
-         std::vector<UOpPtr> src = x->src;
+         std::vector<UOpPtr> src(x->src.begin(), x->src.end());
          src[0] = src[0]->cast(f32);
          return UOp::make(REDUCE, f32, std::move(src), x->arg)->cast(x->dtype);
        }},

@@ -148,7 +148,7 @@ std::pair<ConstValue, ConstValue> const_range(DType d, const Arg& arg) {
   return {v, v};
 }
 
-std::pair<ConstValue, ConstValue> union_of(const std::vector<UOpPtr>& srcs, DType d, size_t from) {
+std::pair<ConstValue, ConstValue> union_of(std::span<const UOpPtr> srcs, DType d, size_t from) {
   if (srcs.size() <= from) return full_range(d);
   Range r = range_of(srcs[from]);
   for (size_t i = from + 1; i < srcs.size(); ++i) {
@@ -167,7 +167,7 @@ int decided(const UOpPtr& cond) {
   return -1;
 }
 
-std::pair<ConstValue, ConstValue> compare_range(Ops op, const std::vector<UOpPtr>& src) {
+std::pair<ConstValue, ConstValue> compare_range(Ops op, std::span<const UOpPtr> src) {
   const UOpPtr &a = src[0], &b = src[1];
   if (a->dtype.is_float() || b->dtype.is_float())
     return compare(op, as_double(a->vmin()), as_double(a->vmax()), as_double(b->vmin()),
@@ -179,8 +179,7 @@ std::pair<ConstValue, ConstValue> compare_range(Ops op, const std::vector<UOpPtr
   return compare(op, x.lo, x.hi, y.lo, y.hi);
 }
 
-std::pair<ConstValue, ConstValue> bool_range(Ops op, const std::vector<UOpPtr>& src,
-                                             const Arg& arg) {
+std::pair<ConstValue, ConstValue> bool_range(Ops op, std::span<const UOpPtr> src, const Arg& arg) {
   using enum Ops;
   auto b = [&](size_t i) { return range_of(src[i]); };
   switch (op) {
@@ -246,7 +245,7 @@ std::pair<ConstValue, ConstValue> bool_range(Ops op, const std::vector<UOpPtr>& 
   return bool_result(false, true);
 }
 
-std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vector<UOpPtr>& src,
+std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, std::span<const UOpPtr> src,
                                             const Arg& arg) {
   using enum Ops;
   const auto full = [&] { return full_range(dtype); };
@@ -372,8 +371,8 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, const std::vect
 
 } // namespace
 
-std::pair<ConstValue, ConstValue>
-compute_vmin_vmax(Ops op, DType dtype, const std::vector<UOpPtr>& src, const Arg& arg) {
+std::pair<ConstValue, ConstValue> compute_vmin_vmax(Ops op, DType dtype,
+                                                    std::span<const UOpPtr> src, const Arg& arg) {
   const Kind k = kind_of(dtype);
   if (k == Kind::Other) return full_range(dtype);
   if (op == Ops::CONST) return const_range(dtype, arg);

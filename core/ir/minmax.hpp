@@ -60,6 +60,6 @@ inline int64_t int_dtype_max(DType d) {
 }
 
 std::pair<ConstValue, ConstValue> compute_vmin_vmax(Ops op, DType dtype,
-                                                    const std::vector<UOpPtr>& src, const Arg& arg);
+                                                    std::span<const UOpPtr> src, const Arg& arg);
 
 } // namespace tg

@@ -27,7 +27,7 @@ template <class T> const T& arg_as(Ops op, const Arg& arg, const char* what) {
   fail(op, std::string("arg must be ") + what + ", got " + arg_to_string(arg));
 }
 
-const Shape& src_shape(Ops op, const std::vector<UOpPtr>& src) {
+const Shape& src_shape(Ops op, std::span<const UOpPtr> src) {
   if (src.empty() || !src[0]->shape()) fail(op, "source has no shape (not a tensor-level node)");
   return *src[0]->shape();
 }
@@ -40,7 +40,7 @@ std::string shape_str(const Shape& s) {
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
-ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
+ShapePtr compute_shape(Ops op, std::span<const UOpPtr> src, const Arg& arg) {
   switch (op) {
   case Ops::BUFFER:
     if (const auto* n = std::get_if<int64_t>(&arg)) return of({*n});
@@ -62,7 +62,8 @@ ShapePtr compute_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     return of(out);
   }
   case Ops::CUSTOM_VJP: // its value is src[0]; the other sources only feed its gradient
-    return src.at(0)->shape_ptr();
+    if (src.empty()) fail(op, "needs its value as source 0");
+    return src[0]->shape_ptr();
   case Ops::SCATTER_ADD: { // (V, H) base, (T, H) rows, (T, H) values
     if (src.size() != 3 || !src[0]->shape() || !src[1]->shape() || !src[2]->shape())
       fail(op, "takes a base, rows and values, all tensor-level");

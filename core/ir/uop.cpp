@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include <boost/container/small_vector.hpp>
 
 #include "minmax.hpp"
+#include "node_memory.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/shape.hpp"
 #include "tg/ir/spec.hpp"
@@ -184,14 +186,7 @@ struct UOpTable {
 
     // Built outside the lock: computing a shape may build nodes (symbolic sizes), which could
     // need this shard. A constructor that throws (a shape error) leaves the table untouched.
-    std::vector<UOpPtr> sources;
-    if (owned) {
-      sources = std::move(*owned);
-    } else {
-      sources.reserve(src.size());
-      for (const auto& x : src) sources.emplace_back(raw(x));
-    }
-    auto* node = new UOp(op, dtype, std::move(sources), std::move(arg), h);
+    UOp* node = build_node(op, dtype, src, owned, std::move(arg), h);
     node->refs_.store(1, std::memory_order_relaxed);
     UOp* twin = nullptr;
     {
@@ -205,8 +200,39 @@ struct UOpTable {
         return UOpPtr(node, UOpPtr::Adopt{});
       }
     }
-    delete node; // never in the table; releasing its sources may free nodes
+    free_node(node); // never in the table; releasing its sources may free nodes
     return UOpPtr(twin, UOpPtr::Adopt{});
+  }
+
+  // A new node in one block with its sources after it; a constructor that throws (a shape
+  // error) frees the block and drops the sources.
+  template <class Src>
+  static UOp* build_node(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
+                         Arg&& arg, size_t h) {
+    static_assert(sizeof(UOp) % alignof(UOpPtr) == 0);
+    const size_t n = src.size();
+    const size_t bytes = sizeof(UOp) + n * sizeof(UOpPtr);
+    void* mem = node_memory::allocate(bytes);
+    auto* slots = reinterpret_cast<UOpPtr*>(static_cast<char*>(mem) + sizeof(UOp));
+    for (size_t i = 0; i < n; ++i) {
+      if (owned)
+        new (slots + i) UOpPtr(std::move((*owned)[i]));
+      else
+        new (slots + i) UOpPtr(raw(src[i]));
+    }
+    try {
+      return new (mem) UOp(op, dtype, n, std::move(arg), h);
+    } catch (...) {
+      for (size_t i = n; i-- > 0;) slots[i].~UOpPtr();
+      node_memory::deallocate(mem, bytes);
+      throw;
+    }
+  }
+
+  static void free_node(const UOp* u) {
+    const size_t bytes = sizeof(UOp) + u->src.size() * sizeof(UOpPtr);
+    u->~UOp();
+    node_memory::deallocate(const_cast<UOp*>(u), bytes);
   }
 
   // A live node equal to (op, dtype, src, arg), retained, or null; the caller holds the lock.
@@ -249,20 +275,23 @@ struct UOpTable {
       const UOp* n = pending.back();
       pending.pop_back();
       unlink(n);
-      delete n; // releasing its sources may push them onto `pending`
+      free_node(n); // releasing its sources may push them onto `pending`
     }
     t_pending = nullptr;
   }
 };
 
-UOp::UOp(Ops op_, DType dtype_, std::vector<UOpPtr> src_, Arg arg_, size_t hash)
-    : op(op_), dtype(dtype_), src(std::move(src_)), arg(std::move(arg_)), hash_(hash),
+UOp::UOp(Ops op_, DType dtype_, size_t nsrc, Arg arg_, size_t hash)
+    : op(op_), dtype(dtype_), src(source_slots(), nsrc), arg(std::move(arg_)), hash_(hash),
       shape_(compute_shape(op, src, arg)) {
   std::tie(vmin_, vmax_) = compute_vmin_vmax(op, dtype, src, arg);
   g_live_nodes.fetch_add(1, std::memory_order_relaxed);
 }
 
-UOp::~UOp() { g_live_nodes.fetch_sub(1, std::memory_order_relaxed); }
+UOp::~UOp() {
+  for (size_t i = src.size(); i-- > 0;) source_slots()[i].~UOpPtr();
+  g_live_nodes.fetch_sub(1, std::memory_order_relaxed);
+}
 
 void UOp::release() const noexcept {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) UOpTable::destroy(this);
@@ -330,27 +359,27 @@ UOpPtr UOp::replace_src(std::vector<UOpPtr> new_src) const {
 
 UOpPtr UOp::with_dtype(DType d) const {
   if (d == dtype) return ptr();
-  return make(op, d, src, arg);
+  return make_impl(op, d, std::span<const UOpPtr>(src), nullptr, Arg(arg));
 }
 
 UOpPtr UOp::alu(Ops alu_op, std::initializer_list<UOpPtr> others) const {
+  DType out = dtype;
+  if (GroupOp::Comparison.contains(alu_op))
+    out = dtypes::bool_.vec(dtype.count);
+  else if (alu_op == Ops::WHERE) {
+    if (others.size() != 2) throw SpecError("WHERE needs a condition and two branches");
+    if (!others.begin()[0]) throw SpecError("building WHERE: source 1 is null");
+    out = others.begin()[0]->dtype;
+  }
   // Borrowed: this node and `others` outlive the call, so no reference is copied.
   std::array<const UOp*, 4> srcs{this};
   if (others.size() >= srcs.size()) {
     std::vector<UOpPtr> all{ptr()};
     all.insert(all.end(), others.begin(), others.end());
-    return make(alu_op, dtype, std::move(all));
+    return make(alu_op, out, std::move(all));
   }
   size_t n = 1;
   for (const UOpPtr& o : others) srcs[n++] = o.get();
-  DType out = dtype;
-  if (GroupOp::Comparison.contains(alu_op))
-    out = dtypes::bool_.vec(dtype.count);
-  else if (alu_op == Ops::WHERE) {
-    if (n != 3) throw SpecError("WHERE needs a condition and two branches");
-    if (srcs[1] == nullptr) throw SpecError("building WHERE: source 1 is null");
-    out = srcs[1]->dtype;
-  }
   return make_borrowed(alu_op, out, std::span<const UOp* const>(srcs.data(), n));
 }
 

@@ -29,7 +29,7 @@ UOpPtr split_alu(const UOpPtr& x) {
 UOpPtr fold_gep(const UOpPtr& g) {
   const auto& lanes = std::get<Shape>(g->arg);
   const UOpPtr& x = g->src[0];
-  auto pick = [&](const std::vector<UOpPtr>& from) -> UOpPtr {
+  auto pick = [&](std::span<const UOpPtr> from) -> UOpPtr {
     if (lanes.size() == 1) return from[static_cast<size_t>(static_cast<int64_t>(lanes[0]))];
     std::vector<UOpPtr> src;
     for (int64_t l : lanes) src.push_back(from[static_cast<size_t>(l)]);

@@ -134,6 +134,52 @@ TEST_SUITE("ir.uop") {
     CHECK(UOp::live_count() == before);
   }
 
+  TEST_CASE("a node's sources read like a vector and are stored in the node") {
+    UOpPtr a = UOp::variable("srcs_a", 0, 10), b = UOp::variable("srcs_b", 0, 10);
+    UOpPtr c = a->lt(b), w = c->where(a, b);
+    REQUIRE(w->src.size() == 3);
+    CHECK_FALSE(w->src.empty());
+    CHECK(w->src.front()->op == Ops::CMPLT);
+    CHECK(w->src.back() == b);
+    CHECK(w->src[1] == a);
+    CHECK(w->src == std::vector<UOpPtr>{c, a, b});
+    CHECK_FALSE(w->src == std::vector<UOpPtr>{c, b, a});
+    std::vector<UOpPtr> copy(w->src);
+    CHECK(copy.size() == 3);
+    std::vector<const UOp*> reversed;
+    for (auto it = w->src.rbegin(); it != w->src.rend(); ++it) reversed.push_back(it->get());
+    CHECK(reversed == std::vector<const UOp*>{b.get(), a.get(), c.get()});
+    // The array lies right after the node, in the node's block.
+    CHECK(reinterpret_cast<const char*>(w->src.data()) ==
+          reinterpret_cast<const char*>(w.get()) + sizeof(UOp));
+    CHECK(a->src.empty());
+    // A node with more sources than the pooled block sizes hold.
+    std::vector<UOpPtr> many;
+    for (int i = 0; i < 100; ++i) many.push_back(a + int64_t{i});
+    UOpPtr sink = UOp::sink(many);
+    CHECK(sink->src.size() == 100);
+    CHECK(sink->src[99] == a + int64_t{99});
+  }
+
+  TEST_CASE("nodes built on a thread that exits are freed on another, and the reverse") {
+    const size_t before = UOp::live_count();
+    {
+      UOpPtr x = UOp::variable("xthread", 0, 1000);
+      std::vector<UOpPtr> from_thread;
+      std::thread([&] {
+        for (int64_t i = 0; i < 5000; ++i) from_thread.push_back(x * (i + 2) + i);
+      }).join(); // the thread's free lists go to the shared ones as it exits
+      std::vector<UOpPtr> from_main;
+      for (int64_t i = 0; i < 5000; ++i) from_main.push_back(x * (i + 2) - i);
+      std::thread([&] { from_main.clear(); }).join(); // freed by a thread that built none
+      from_thread.clear();
+      // Blocks freed on either thread are used again.
+      for (int64_t i = 0; i < 5000; ++i) from_main.push_back(x * (i + 2) + (i + 1));
+      CHECK(from_main[4999] == x * int64_t{5001} + int64_t{5000});
+    }
+    CHECK(UOp::live_count() == before);
+  }
+
   TEST_CASE("interning from many threads gives one node per content") {
     constexpr int kThreads = 4, kN = 20000;
     std::vector<std::vector<UOpPtr>> got(kThreads);

@@ -9,7 +9,7 @@
 
 namespace tg {
 
-std::shared_ptr<const std::optional<Shape>> compute_shape(Ops op, const std::vector<UOpPtr>& src,
+std::shared_ptr<const std::optional<Shape>> compute_shape(Ops op, std::span<const UOpPtr> src,
                                                           const Arg& arg);
 std::string shape_str(const Shape& s); // "(2, 3)"
 

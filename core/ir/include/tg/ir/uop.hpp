@@ -3,9 +3,11 @@
 // twice returns the same node, so node identity is pointer equality. Nodes are reference
 // counted and freed (iteratively, so long chains cannot overflow the stack) when the last
 // UOpPtr to them goes away; interning is thread-safe.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,11 +84,53 @@ bool arg_equal(const Arg& a, const Arg& b); // bitwise for doubles, so NaN const
 size_t arg_hash(const Arg& a);
 std::string arg_to_string(const Arg& a);
 
+// A node's sources: a read-only array stored in the node's own allocation, right after it (one
+// allocation per node, and reading a source pointer touches the node's memory). It reads like
+// a const std::vector<UOpPtr> and converts to one (a copy).
+class Sources {
+public:
+  using value_type = UOpPtr;
+  using size_type = size_t;
+  using const_iterator = const UOpPtr*;
+  using iterator = const UOpPtr*;
+  using const_reverse_iterator = std::reverse_iterator<const UOpPtr*>;
+  using reverse_iterator = const_reverse_iterator;
+
+  const UOpPtr* begin() const noexcept { return data_; }
+  const UOpPtr* end() const noexcept { return data_ + size_; }
+  const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator(end()); }
+  const_reverse_iterator rend() const noexcept { return const_reverse_iterator(begin()); }
+  const UOpPtr* data() const noexcept { return data_; }
+  size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const UOpPtr& operator[](size_t i) const noexcept { return data_[i]; }
+  const UOpPtr& front() const noexcept { return data_[0]; }
+  const UOpPtr& back() const noexcept { return data_[size_ - 1]; }
+  operator std::span<const UOpPtr>() const noexcept { // NOLINT(google-explicit-constructor)
+    return {data_, size_};
+  }
+  explicit operator std::vector<UOpPtr>() const { // NOLINT(google-explicit-constructor)
+    return std::vector<UOpPtr>(begin(), end());
+  }
+  friend bool operator==(const Sources& a, std::span<const UOpPtr> b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator==(const Sources& a, const std::vector<UOpPtr>& b) noexcept {
+    return a == std::span<const UOpPtr>(b);
+  }
+
+private:
+  friend class UOp;
+  Sources(const UOpPtr* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
+  const UOpPtr* data_;
+  uint32_t size_;
+};
+
 class UOp {
 public:
   const Ops op;
   const DType dtype;
-  const std::vector<UOpPtr> src;
+  const Sources src;
   const Arg arg;
 
   // The one way to build a node: returns the interned node for (op, dtype, src, arg).
@@ -169,7 +213,12 @@ public:
 private:
   friend class UOpPtr;
   friend struct UOpTable;
-  UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
+  // Built in place by UOpTable, in a block with room for `nsrc` sources after the node, which
+  // the table has constructed there already.
+  UOp(Ops op, DType dtype, size_t nsrc, Arg arg, size_t hash);
+  UOpPtr* source_slots() noexcept {
+    return reinterpret_cast<UOpPtr*>(reinterpret_cast<char*>(this) + sizeof(UOp));
+  }
   template <class Src>
   static UOpPtr make_impl(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
                           Arg&& arg);
