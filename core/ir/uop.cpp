@@ -306,9 +306,57 @@ bool UOp::try_retain() const noexcept {
 
 size_t UOp::live_count() { return g_live_nodes.load(std::memory_order_relaxed); }
 
+namespace {
+
+// Small integer constants of index and int32, the ones index arithmetic builds over and over
+// (strides, bounds, the coefficients of a canonical sum), built once and kept: making one
+// returns a reference without a table probe.
+class SmallConsts {
+public:
+  static constexpr int64_t kLo = -64, kHi = 512; // [kLo, kHi)
+
+  static const UOpPtr* find(Ops op, DType dtype, const Arg& arg) {
+    if (op != Ops::CONST) return nullptr;
+    const auto* v = std::get_if<int64_t>(&arg);
+    if (v == nullptr || *v < kLo || *v >= kHi) return nullptr;
+    const size_t at = static_cast<size_t>(*v - kLo);
+    if (dtype == dtypes::index) return &get().index_[at];
+    if (dtype == dtypes::int32) return &get().int32_[at];
+    return nullptr;
+  }
+
+private:
+  SmallConsts() {
+    for (int64_t v = kLo; v < kHi; ++v) {
+      const auto at = static_cast<size_t>(v - kLo);
+      index_[at] = intern_const(dtypes::index, v);
+      int32_[at] = intern_const(dtypes::int32, v);
+    }
+  }
+  static UOpPtr intern_const(DType d, int64_t v) {
+    return UOpTable::intern(Ops::CONST, d, std::span<const UOpPtr>(), nullptr, Arg(v));
+  }
+
+public:
+  // Never destroyed: nodes may be released after main returns.
+  static SmallConsts& get() {
+    static SmallConsts* c = new SmallConsts;
+    return *c;
+  }
+
+private:
+  std::array<UOpPtr, kHi - kLo> index_, int32_;
+};
+
+// Built before main, so that no caller sees the node count jump at its first constant.
+[[maybe_unused]] const SmallConsts& g_small_consts = SmallConsts::get();
+
+} // namespace
+
 template <class Src>
 UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
                       Arg&& arg) {
+  if (const UOpPtr* c = SmallConsts::find(op, dtype, arg); c != nullptr && src.empty()) return *c;
   for (size_t i = 0; i < src.size(); ++i)
     if (!raw(src[i]))
       throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
