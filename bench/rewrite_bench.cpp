@@ -3,11 +3,16 @@
 //  2. symbolic() over a chain of 1M nodes ((x+1)+1)+... that folds to x+1000000,
 //  3. symbolic() over 20k small expressions, one graph_rewrite each (the per-call cost),
 //  4. an empty matcher over a 1M-node chain (the traversal alone).
+//  5. codegen's host time a kernel: every kernel of a convolution's forward and backward pass
+//     (beautiful_mnist's 32->32 5x5 at batch 512) and of a 1024 matmul, lowered by
+//     lower_kernel for the default device's renderer (optimized, expanded, linearized) and
+//     rendered, not compiled: what BEAM pays for each candidate before its compile.
 // A node visit is one node of the input graph processed by graph_rewrite. Each case is run
 // `reps` times on a freshly built graph and the best time is reported.
 //
 //   tg_bench_rewrite                      the four cases above
-//   tg_bench_rewrite CASE [SIZE [REPS]]   one case (symbolic, chain, small or empty) at another
+//   tg_bench_rewrite CASE [SIZE [REPS]]   one case (symbolic, chain, small, empty or codegen) at
+//   another
 //                                         size (chain length, or number of expressions),
 //                                         e.g. `chain 20000 1` under callgrind with
 //                                         --toggle-collect='tg::graph_rewrite_raw*'
@@ -17,9 +22,13 @@
 #include <random>
 #include <string>
 
+#include "tg/codegen.hpp"
+#include "tg/device_registry.hpp"
 #include "tg/ir/print.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/schedule.hpp"
+#include "tg/tensor.hpp"
 
 using namespace tg;
 
@@ -109,6 +118,44 @@ void measure_small(size_t exprs, int reps) {
               nodes / best / 1e6);
 }
 
+// The kernels of a conv2d's forward pass and both gradients, and of a matmul, lowered again
+// and again: the best time of each kernel, summed, over the kernel count.
+void measure_codegen(int reps) {
+  // Inputs realized first, so that only the convolution's and the matmul's kernels are lowered.
+  Tensor x = Tensor::rand({512, 32, 28, 28}).realize(), w = Tensor::rand({32, 32, 5, 5}).realize();
+  x.requires_grad_();
+  w.requires_grad_();
+  Tensor a = Tensor::rand({1024, 1024}).realize(), b = Tensor::rand({1024, 1024}).realize();
+  x.conv2d(w).sum().backward();
+  std::vector<ScheduleItem> items = Tensor::schedule_all({x.grad(), w.grad(), a.matmul(b)});
+  std::vector<UOpPtr> asts;
+  std::string device;
+  for (const ScheduleItem& it : items)
+    if (it.kind == ScheduleItem::Kind::Kernel) asts.push_back(it.ast), device = it.device;
+  const DeviceSpec spec = DeviceSpec::parse(device);
+  std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
+  Renderer& renderer = dev->renderer(resolve_renderer(*dev, spec));
+  const RendererCaps& caps = renderer.caps();
+  double total = 0, worst = 0;
+  size_t uops = 0;
+  for (const UOpPtr& ast : asts) {
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      const LoweredKernel k = lower_kernel(ast, caps);
+      const std::string source = renderer.render(k.name, k.uops);
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      uops += r == 0 ? k.uops.size() : 0;
+    }
+    total += best;
+    worst = std::max(worst, best);
+  }
+  std::printf("%-44s %9zu kernels, %5zu uops  %8.3f ms a kernel (%.3f at most)\n",
+              ("codegen on " + device + ", conv fwd+bwd and matmul").c_str(), asts.size(), uops,
+              total / static_cast<double>(asts.size()) * 1e3, worst * 1e3);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -129,8 +176,11 @@ int main(int argc, char** argv) {
     else if (what == "empty")
       measure(
           "empty matcher, chain", [n] { return chain(n); }, empty, reps);
+    else if (what == "codegen")
+      measure_codegen(reps);
     else {
-      std::fprintf(stderr, "usage: %s [symbolic|chain|small|empty [SIZE [REPS]]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [symbolic|chain|small|empty|codegen [SIZE [REPS]]]\n",
+                   argv[0]);
       return 2;
     }
     return 0;
@@ -144,5 +194,6 @@ int main(int argc, char** argv) {
   measure_small(20000, 3);
   measure(
       "empty matcher, 1M-node chain", [] { return chain(1000000); }, empty, 3);
+  measure_codegen(5);
   return 0;
 }
