@@ -6,7 +6,9 @@
 //  5. codegen's host time a kernel: every kernel of a convolution's forward and backward pass
 //     (beautiful_mnist's 32->32 5x5 at batch 512) and of a 1024 matmul, lowered by
 //     lower_kernel for the default device's renderer (optimized, expanded, linearized) and
-//     rendered, not compiled: what BEAM pays for each candidate before its compile.
+//     rendered, not compiled: what BEAM pays for each candidate before its compile. With
+//     DUMP_SRC=1 each kernel's source goes to stderr, to check that a change to codegen's
+//     speed leaves its output alone (diff two runs).
 // A node visit is one node of the input graph processed by graph_rewrite. Each case is run
 // `reps` times on a freshly built graph and the best time is reported.
 //
@@ -18,6 +20,7 @@
 //                                         --toggle-collect='tg::graph_rewrite_raw*'
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -144,6 +147,7 @@ void measure_codegen(int reps) {
       auto t0 = std::chrono::steady_clock::now();
       const LoweredKernel k = lower_kernel(ast, caps);
       const std::string source = renderer.render(k.name, k.uops);
+      if (r == 0 && std::getenv("DUMP_SRC")) std::fprintf(stderr, "%s\n", source.c_str());
       best = std::min(best,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       uops += r == 0 ? k.uops.size() : 0;

@@ -172,6 +172,21 @@ private:
       }
       return lanes_.emplace(u.get(), std::move(out)).first->second;
     }
+    if (!a.empty() &&
+        (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST)) {
+      // The op over its sources' lanes, simplified. graph_rewrite rewrites a node's sources
+      // before the node, and a node's result does not depend on where it is met, so this is
+      // simplify(substitute(u, lane digits)) without substituting and walking u's whole graph
+      // once per lane and per node that asks (the sources' lanes are simplified already).
+      std::vector<std::vector<UOpPtr>> src;
+      for (const auto& s : u->src) src.push_back(lanes_as(s, a));
+      for (int64_t l = 0; l < w; ++l) {
+        std::vector<UOpPtr> ls;
+        for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
+        out.push_back(simplify(UOp::make(u->op, u->dtype, std::move(ls), u->arg)));
+      }
+      return lanes_.emplace(u.get(), std::move(out)).first->second;
+    }
     for (int64_t l = 0; l < w; ++l) {
       if (a.empty()) {
         out.push_back(u);
