@@ -4,6 +4,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "tg/error.hpp"
 
@@ -82,6 +85,19 @@ std::string StringKnob::load() const {
   return *fresh;
 }
 
+namespace {
+// A string knob's value set by a Context stays allocated after the Context ends: another thread
+// may still be reading it (readers take no lock). Kept here, reachable for the whole process,
+// so that a leak checker (make test-asan) does not report it.
+const std::string* keep_string(std::string text) {
+  static auto* mu = new std::mutex;
+  static auto* kept = new std::vector<std::unique_ptr<const std::string>>;
+  std::lock_guard lock(*mu);
+  kept->push_back(std::make_unique<const std::string>(std::move(text)));
+  return kept->back().get();
+}
+} // namespace
+
 Context::Context(std::initializer_list<Setting> settings) {
   // Check everything before changing anything, so a bad setting leaves no half-applied scope.
   std::vector<int64_t> parsed;
@@ -102,7 +118,7 @@ Context::Context(std::initializer_list<Setting> settings) {
     } else {
       auto& sk = static_cast<StringKnob&>(k);
       saved_.push_back({&k, false, 0, sk.value_.load()});
-      sk.value_.store(new std::string(s.text.empty() ? sk.default_ : s.text),
+      sk.value_.store(keep_string(s.text.empty() ? sk.default_ : s.text),
                       std::memory_order_release);
     }
   }
