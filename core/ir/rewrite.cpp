@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <unordered_set>
 
 #include <boost/container/small_vector.hpp>
@@ -29,12 +30,14 @@ namespace {
 // Frames and the memo refer to nodes through stable UOpPtrs that outlive the rewrite (the
 // root, a source slot of a live node, or an entry of `made_`), so walking the graph touches no
 // reference count. Every node the rewrite builds is kept in `made_` until it ends: no node the
-// rewrite has seen is freed meanwhile, so an address cannot be reused under the memo.
+// rewrite has seen is freed meanwhile, so an address cannot be reused under the memo. The one
+// exception (drop_rebuilt) gives up its memo entry before it goes.
 struct Frame {
   const UOpPtr* n;     // the node this frame computes the replacement of
   const UOpPtr* new_n; // what n is (being) turned into
   int stage;
-  size_t depth; // rewrites that led here
+  bool kept = false; // n is an entry of the rewrite's NodeList (a node it built)
+  size_t depth;      // rewrites that led here
 };
 
 // Node -> replacement, open addressing keyed by node address, for the nodes whose memo slot
@@ -90,17 +93,33 @@ private:
 // runs on small graphs all through codegen, where its setup cost counted).
 class NodeList {
 public:
-  UOpPtr& push(UOpPtr u) {
+  static constexpr uint32_t kNoClaim = UINT32_MAX;
+  // `node` first: a pointer to it is a pointer to its entry (a standard-layout struct).
+  struct Entry {
+    UOpPtr node;
+    uint32_t claim = kNoClaim; // the node's index among the memo's claimed slots
+    bool rebuilt = false;      // built from its sources' replacements (stage 1)
+  };
+  static_assert(std::is_standard_layout_v<Entry>);
+
+  Entry& push(UOpPtr u, bool rebuilt) {
     if (used_ == capacity_) {
       capacity_ = capacity_ == 0 ? 16 : 2 * capacity_;
-      chunks_.push_back(std::make_unique<UOpPtr[]>(capacity_));
+      chunks_.push_back(std::make_unique<Entry[]>(capacity_));
       used_ = 0;
     }
-    return chunks_.back()[used_++] = std::move(u);
+    Entry& e = chunks_.back()[used_++];
+    e.node = std::move(u);
+    e.rebuilt = rebuilt;
+    return e;
+  }
+  // The entry whose node `p` points to; `p` must come from push.
+  static Entry& entry_of(const UOpPtr* p) {
+    return *reinterpret_cast<Entry*>(const_cast<UOpPtr*>(p));
   }
 
 private:
-  boost::container::small_vector<std::unique_ptr<UOpPtr[]>, 8> chunks_;
+  boost::container::small_vector<std::unique_ptr<Entry[]>, 8> chunks_;
   size_t capacity_ = 0, used_ = 0; // of the last chunk
 };
 
@@ -122,22 +141,32 @@ public:
     NodeMap::Slot* s = overflow_.find(n);
     return s != nullptr ? &s->value : nullptr;
   }
-  // The entry of `n`, created (in progress) when absent.
-  const UOpPtr*& insert(const UOp* n) {
+  // The entry of `n`, created (in progress) when absent. `claim`, when given, receives the
+  // index of the slot this call claimed in the node, or NodeList::kNoClaim.
+  const UOpPtr*& insert(const UOp* n, uint32_t* claim = nullptr) {
     if (const UOpPtr** v = find(n)) return *v;
     UOp::MemoSlot& slot = n->memo_slot();
     uint64_t free_slot = 0;
     if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
+      if (claim != nullptr && claimed_.size() < NodeList::kNoClaim)
+        *claim = static_cast<uint32_t>(claimed_.size());
       claimed_.push_back(n);
       return slot.value;
     }
     overflow_empty_ = false;
     return overflow_.insert(n).value;
   }
+  // Forgets `n`, whose slot this rewrite claimed as claimed_[claim], before the node goes.
+  void unclaim(const UOp* n, uint32_t claim) {
+    n->memo_slot().value = nullptr;
+    n->memo_slot().owner.store(0, std::memory_order_release);
+    claimed_[claim] = nullptr;
+  }
   // Frees every claimed slot. Runs before the nodes the rewrite built are dropped.
   void release() {
     for (const UOp* n : claimed_) {
+      if (n == nullptr) continue; // unclaimed and dropped early
       n->memo_slot().value = nullptr;
       n->memo_slot().owner.store(0, std::memory_order_release);
     }
@@ -162,7 +191,7 @@ public:
   }
 
   UOpPtr run(const UOpPtr& root) {
-    stack_.push_back({&root, &root, 0, 0});
+    stack_.push_back({&root, &root, 0, false, 0});
     while (!stack_.empty()) {
       Frame f = stack_.back();
       stack_.pop_back();
@@ -171,7 +200,7 @@ public:
       else if (f.stage == 1)
         stage1(f);
       else
-        link(*f.n, lookup(*f.new_n));
+        finish(f);
     }
     return lookup(root);
   }
@@ -192,8 +221,30 @@ private:
   // `result` must outlive the rewrite (see Frame).
   void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()) = &result; }
 
-  // Keeps a node built by the rewrite alive until it ends; returns its stable reference.
-  const UOpPtr* keep(UOpPtr u) { return &made_.push(std::move(u)); }
+  // Keeps a node built by the rewrite alive until it ends (or drop_rebuilt lets it go);
+  // returns its stable reference.
+  const UOpPtr* keep(UOpPtr u, bool rebuilt = false) {
+    return &made_.push(std::move(u), rebuilt).node;
+  }
+
+  // Stage 2: f.n's replacement is the replacement of what it turned into (a node in made_).
+  void finish(const Frame& f) {
+    link(*f.n, lookup(*f.new_n));
+    drop_rebuilt(NodeList::entry_of(f.new_n));
+  }
+
+  // A node rebuilt from its sources' replacements that a rule then rewrote is garbage: nothing
+  // the rewrite keeps refers to it (its sources were all done, so no memo entry points into
+  // it, and its replacement is another node). When no one else holds it either, it goes now
+  // instead of at the end, so the node table and the cache hold only what is still used. A
+  // node built again later is rewritten again, with the same result.
+  void drop_rebuilt(NodeList::Entry& e) {
+    if (!e.rebuilt || e.claim == NodeList::kNoClaim || &lookup(e.node) == &e.node ||
+        e.node->use_count() != 1)
+      return;
+    nodes_.unclaim(e.node.get(), e.claim);
+    e.node = nullptr;
+  }
 
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
@@ -233,11 +284,12 @@ private:
         ++depth;
       }
     }
-    nodes_.insert(f.n->get()); // in progress
+    // In progress; a node the rewrite built records which slot it claimed (drop_rebuilt).
+    nodes_.insert(f.n->get(), f.kept ? &NodeList::entry_of(f.n).claim : nullptr);
     const UOp& node = **cur;
-    stack_.push_back({f.n, cur, 1, depth});
+    stack_.push_back({f.n, cur, 1, f.kept, depth});
     for (size_t i = node.src.size(); i-- > 0;)
-      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, depth});
+      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, false, depth});
   }
 
   void stage1(const Frame& f) {
@@ -263,9 +315,9 @@ private:
       if (pure_ != 0 && !changed) (*f.new_n)->fixed_under().store(pure_, std::memory_order_relaxed);
       return link(*f.n, *f.new_n);
     }
-    const UOpPtr* kept = keep(std::move(next));
-    stack_.push_back({f.n, kept, 2, f.depth + 1});
-    stack_.push_back({kept, kept, 0, f.depth + 1});
+    const UOpPtr* kept = keep(std::move(next), changed);
+    stack_.push_back({f.n, kept, 2, f.kept, f.depth + 1});
+    stack_.push_back({kept, kept, 0, true, f.depth + 1});
   }
 
   const PatternMatcher& pm_;

@@ -190,6 +190,8 @@ public:
   std::string str() const;
 
   static size_t live_count(); // nodes alive now, process-wide
+  // References to this node held now (a snapshot: other threads may take or drop some).
+  int64_t use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
 
   // graph_rewrite's memo entry for this node (tg/ir/rewrite.cpp). A running rewrite claims the
   // slot by writing its id into `owner` and frees it when it ends; a rewrite that finds the slot
