@@ -139,6 +139,7 @@ void measure_codegen(int reps) {
   std::shared_ptr<Device> dev = DeviceRegistry::global().open(spec);
   Renderer& renderer = dev->renderer(resolve_renderer(*dev, spec));
   const RendererCaps& caps = renderer.caps();
+  const bool dump = std::getenv("DUMP_SRC") != nullptr;
   double total = 0, worst = 0;
   size_t uops = 0;
   for (const UOpPtr& ast : asts) {
@@ -147,10 +148,12 @@ void measure_codegen(int reps) {
       auto t0 = std::chrono::steady_clock::now();
       const LoweredKernel k = lower_kernel(ast, caps);
       const std::string source = renderer.render(k.name, k.uops);
-      if (r == 0 && std::getenv("DUMP_SRC")) std::fprintf(stderr, "%s\n", source.c_str());
       best = std::min(best,
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      uops += r == 0 ? k.uops.size() : 0;
+      if (r == 0) {
+        uops += k.uops.size();
+        if (dump) std::fprintf(stderr, "%s\n", source.c_str());
+      }
     }
     total += best;
     worst = std::max(worst, best);

@@ -162,29 +162,16 @@ private:
         for (int64_t l = 0; l < w; ++l)
           out.push_back(a.empty() ? v : UOp::make(Ops::GEP, u->dtype.scalar(), {v}, Shape{l}));
       } else {
-        std::vector<std::vector<UOpPtr>> src;
-        for (const auto& s : u->src) src.push_back(lanes_as(s, a));
-        for (int64_t l = 0; l < w; ++l) {
-          std::vector<UOpPtr> ls;
-          for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
-          out.push_back(simplify(UOp::make(u->op, u->dtype.scalar(), std::move(ls), u->arg)));
-        }
+        out = op_over_lanes(u, a, u->dtype.scalar());
       }
       return lanes_.emplace(u.get(), std::move(out)).first->second;
     }
     if (!a.empty() &&
         (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST)) {
-      // The op over its sources' lanes, simplified. graph_rewrite rewrites a node's sources
-      // before the node, and a node's result does not depend on where it is met, so this is
-      // simplify(substitute(u, lane digits)) without substituting and walking u's whole graph
-      // once per lane and per node that asks (the sources' lanes are simplified already).
-      std::vector<std::vector<UOpPtr>> src;
-      for (const auto& s : u->src) src.push_back(lanes_as(s, a));
-      for (int64_t l = 0; l < w; ++l) {
-        std::vector<UOpPtr> ls;
-        for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
-        out.push_back(simplify(UOp::make(u->op, u->dtype, std::move(ls), u->arg)));
-      }
+      // graph_rewrite rewrites a node's sources before the node, and a node's result does not
+      // depend on where it is met, so this is simplify(substitute(u, lane digits)) without
+      // substituting and walking u's whole graph once per lane and per node that asks.
+      out = op_over_lanes(u, a, u->dtype);
       return lanes_.emplace(u.get(), std::move(out)).first->second;
     }
     for (int64_t l = 0; l < w; ++l) {
@@ -198,6 +185,20 @@ private:
       out.push_back(simplify(substitute(u, m)));
     }
     return lanes_.emplace(u.get(), std::move(out)).first->second;
+  }
+
+  // Lane l of u over axes `a` (its own): u's op over its sources' lanes l, as `dtype`,
+  // simplified (the sources' lanes are simplified already).
+  std::vector<UOpPtr> op_over_lanes(const UOpPtr& u, const Axes& a, DType dtype) {
+    std::vector<std::vector<UOpPtr>> src;
+    for (const auto& s : u->src) src.push_back(lanes_as(s, a));
+    std::vector<UOpPtr> out;
+    for (int64_t l = 0, w = width(a); l < w; ++l) {
+      std::vector<UOpPtr> ls;
+      for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
+      out.push_back(simplify(UOp::make(u->op, dtype, std::move(ls), u->arg)));
+    }
+    return out;
   }
 
   // The lanes of `u` lined up with axes `to` (a superset of its own).

@@ -423,24 +423,20 @@ bool is_term_of(const UOp& u, const UOpPtr& node, int64_t coef, DType dt) {
 
 bool is_build_of(const Linear& lin, const UOp& root) {
   const DType dt = lin.dtype;
-  const auto plain = plain_binary;
-  const auto is_term = [&](const UOp& u, const UOpPtr& node, int64_t coef) {
-    return is_term_of(u, node, coef, dt);
-  };
   size_t first = 0, last = lin.terms.size(); // the nonzero terms lie in [first, last)
   while (first < last && lin.terms[first].second == 0) ++first;
   while (last > first && lin.terms[last - 1].second == 0) --last;
   if (first == last) return canonical_const(root, dt) == lin.k;
   const UOp* u = &root;
   if (lin.k != 0) {
-    if (!plain(*u, ADD) || canonical_const(*u->src[1], dt) != lin.k) return false;
+    if (!plain_binary(*u, ADD) || canonical_const(*u->src[1], dt) != lin.k) return false;
     u = u->src[0].get();
   }
   for (size_t i = last; i-- > first;) {
     const auto& [node, coef] = lin.terms[i];
     if (coef == 0) continue;
-    if (i == first) return is_term(*u, node, coef); // the innermost term is u itself
-    if (!plain(*u, ADD) || !is_term(*u->src[1], node, coef)) return false;
+    if (i == first) return is_term_of(*u, node, coef, dt); // the innermost term is u itself
+    if (!plain_binary(*u, ADD) || !is_term_of(*u->src[1], node, coef, dt)) return false;
     u = u->src[0].get();
   }
   return false;

@@ -204,6 +204,9 @@ struct UOpTable {
     return UOpPtr(twin, UOpPtr::Adopt{});
   }
 
+  // The bytes of a node's block: the node, then its sources.
+  static size_t block_bytes(size_t nsrc) { return sizeof(UOp) + nsrc * sizeof(UOpPtr); }
+
   // A new node in one block with its sources after it; a constructor that throws (a shape
   // error) frees the block and drops the sources.
   template <class Src>
@@ -211,7 +214,7 @@ struct UOpTable {
                          Arg&& arg, size_t h) {
     static_assert(sizeof(UOp) % alignof(UOpPtr) == 0);
     const size_t n = src.size();
-    const size_t bytes = sizeof(UOp) + n * sizeof(UOpPtr);
+    const size_t bytes = block_bytes(n);
     void* mem = node_memory::allocate(bytes);
     auto* slots = reinterpret_cast<UOpPtr*>(static_cast<char*>(mem) + sizeof(UOp));
     for (size_t i = 0; i < n; ++i) {
@@ -230,7 +233,7 @@ struct UOpTable {
   }
 
   static void free_node(const UOp* u) {
-    const size_t bytes = sizeof(UOp) + u->src.size() * sizeof(UOpPtr);
+    const size_t bytes = block_bytes(u->src.size());
     u->~UOp();
     node_memory::deallocate(const_cast<UOp*>(u), bytes);
   }
