@@ -49,7 +49,6 @@ double trip_count(const UOp* end, const std::vector<VarArg>& names, std::span<co
     }
   if (loops.empty()) return static_cast<double>(std::max<int64_t>(0, eval_int(end, names, vals)));
   Bindings at;
-  for (const auto& [u, n] : loops) at[u] = 0;
   double total = 0;
   for (int64_t p = 0; p < points; ++p) {
     int64_t rest = p;
