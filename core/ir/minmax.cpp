@@ -91,8 +91,8 @@ Range mod_range(Range a, Range b) {
   if (divisor_nonzero && b.lo == b.hi) {
     // One divisor c: within one truncation block x - trunc(x/c)*c is x shifted, so exact.
     const i128 c = i128_abs(b.lo);
-    const i128 q = a.lo / c;
-    if (q == a.hi / c) return {a.lo - q * c, a.hi - q * c};
+    const i128 q = div_trunc(a.lo, c);
+    if (q == div_trunc(a.hi, c)) return {a.lo - q * c, a.hi - q * c};
   }
   // |x % y| <= |x|, and < |y| when y is known nonzero.
   const i128 big = std::numeric_limits<int64_t>::max();
@@ -296,7 +296,8 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, std::span<const
       Range a = r(0), b = r(1);
       // Truncating division is monotone in each argument on a divisor range without 0.
       if (b.lo > 0 || b.hi < 0) {
-        Range q = corners(a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi);
+        Range q = corners(div_trunc(a.lo, b.lo), div_trunc(a.lo, b.hi), div_trunc(a.hi, b.lo),
+                          div_trunc(a.hi, b.hi));
         return int_result(q.lo, q.hi, dtype);
       }
       // Otherwise (division by zero aside) |x / y| <= |x|.

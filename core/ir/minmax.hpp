@@ -59,6 +59,22 @@ inline int64_t int_dtype_max(DType d) {
   return as_int(dtype_max(d.scalar()));
 }
 
+// Truncating division and remainder of 128-bit integers, in 64 bits when both operands fit
+// (bounds and coefficients almost always do; the 128-bit library call costs tens of
+// instructions). INT64_MIN / -1 overflows 64 bits, so it takes the wide path.
+__extension__ typedef __int128 i128;
+inline bool fits_i64(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
+inline i128 div_trunc(i128 a, i128 b) {
+  if (fits_i64(a) && fits_i64(b) && !(a == INT64_MIN && b == -1))
+    return static_cast<int64_t>(a) / static_cast<int64_t>(b);
+  return a / b;
+}
+inline i128 rem_trunc(i128 a, i128 b) {
+  if (fits_i64(a) && fits_i64(b) && !(a == INT64_MIN && b == -1))
+    return static_cast<int64_t>(a) % static_cast<int64_t>(b);
+  return a % b;
+}
+
 std::pair<ConstValue, ConstValue> compute_vmin_vmax(Ops op, DType dtype,
                                                     std::span<const UOpPtr> src, const Arg& arg);
 

@@ -10,6 +10,7 @@
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -88,12 +89,15 @@ private:
   size_t used_ = 0;
 };
 
-// The nodes a rewrite built, at stable addresses: chunks that double in size, the first
-// allocated by the first node (a rewrite that changes nothing allocates nothing; graph_rewrite
-// runs on small graphs all through codegen, where its setup cost counted).
+// The nodes a rewrite built, at stable addresses: chunks that double in size up to 64 KiB, the
+// first allocated by the first node (a rewrite that changes nothing allocates nothing;
+// graph_rewrite runs on small graphs all through codegen, where its setup cost counted). The
+// cap keeps chunks below malloc's mmap threshold, so a large rewrite reuses heap memory
+// instead of faulting fresh pages in each time.
 class NodeList {
 public:
   static constexpr uint32_t kNoClaim = UINT32_MAX;
+  static constexpr size_t kMaxChunk = 4096; // entries
   // `node` first: a pointer to it is a pointer to its entry (a standard-layout struct).
   struct Entry {
     UOpPtr node;
@@ -104,7 +108,7 @@ public:
 
   Entry& push(UOpPtr u, bool rebuilt) {
     if (used_ == capacity_) {
-      capacity_ = capacity_ == 0 ? 16 : 2 * capacity_;
+      capacity_ = capacity_ == 0 ? 16 : std::min<size_t>(2 * capacity_, kMaxChunk);
       chunks_.push_back(std::make_unique<Entry[]>(capacity_));
       used_ = 0;
     }
@@ -121,6 +125,30 @@ public:
 private:
   boost::container::small_vector<std::unique_ptr<Entry[]>, 8> chunks_;
   size_t capacity_ = 0, used_ = 0; // of the last chunk
+};
+
+// The nodes whose memo slot a rewrite claimed, by claim index: 32 inline (most rewrites are
+// small), then 64 KiB chunks. A growing vector would copy the list at each doubling and, past
+// malloc's mmap threshold, fault fresh pages in on every large rewrite.
+class ClaimList {
+public:
+  size_t size() const { return size_; }
+  const UOp*& operator[](size_t i) {
+    return i < kInline ? inline_[i] : chunks_[(i - kInline) / kChunk][(i - kInline) % kChunk];
+  }
+  void push_back(const UOp* n) {
+    if (size_ >= kInline && (size_ - kInline) % kChunk == 0 &&
+        chunks_.size() == (size_ - kInline) / kChunk)
+      chunks_.push_back(std::make_unique<const UOp*[]>(kChunk));
+    (*this)[size_++] = n;
+  }
+  void clear() { size_ = 0; }
+
+private:
+  static constexpr size_t kInline = 32, kChunk = 8192;
+  std::array<const UOp*, kInline> inline_;
+  std::vector<std::unique_ptr<const UOp*[]>> chunks_;
+  size_t size_ = 0;
 };
 
 // Node -> replacement for one rewrite. The entry lives in the node itself (UOp::memo_slot) when
@@ -165,7 +193,8 @@ public:
   }
   // Frees every claimed slot. Runs before the nodes the rewrite built are dropped.
   void release() {
-    for (const UOp* n : claimed_) {
+    for (size_t i = 0; i < claimed_.size(); ++i) {
+      const UOp* n = claimed_[i];
       if (n == nullptr) continue; // unclaimed and dropped early
       n->memo_slot().value = nullptr;
       n->memo_slot().owner.store(0, std::memory_order_release);
@@ -176,7 +205,7 @@ public:
 private:
   static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
   const uint64_t id_;
-  boost::container::small_vector<const UOp*, 32> claimed_;
+  ClaimList claimed_;
   NodeMap overflow_;
   bool overflow_empty_ = true;
 };
@@ -302,10 +331,11 @@ private:
       }
     UOpPtr next;
     if (changed) {
-      std::vector<UOpPtr> new_src;
-      new_src.reserve(node.src.size());
-      for (const UOpPtr& s : node.src) new_src.push_back(lookup(s));
-      next = UOp::make(node.op, node.dtype, std::move(new_src), node.arg);
+      // The replacements stay alive in the memo, so the rebuild borrows them (no reference
+      // count is touched and nothing is allocated for the source list).
+      boost::container::small_vector<const UOp*, 4> new_src;
+      for (const UOpPtr& s : node.src) new_src.push_back(lookup(s).get());
+      next = UOp::make_borrowed(node.op, node.dtype, new_src, node.arg);
     } else if (!opts_.bottom_up) {
       next = apply(*f.new_n, f.depth);
     }

@@ -68,8 +68,8 @@ int64_t wrap_to(i128 v, DType d) {
 }
 
 i128 floordiv(i128 a, i128 b) {
-  i128 q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  i128 q = div_trunc(a, b);
+  if ((rem_trunc(a, b) != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 i128 ceildiv(i128 a, i128 b) { return -floordiv(-a, b); }
@@ -77,7 +77,7 @@ i128 floormod(i128 a, i128 b) { return a - floordiv(a, b) * b; }
 i128 abs128(i128 a) { return a < 0 ? -a : a; }
 i128 gcd128(i128 a, i128 b) {
   a = abs128(a), b = abs128(b);
-  while (b != 0) a = std::exchange(b, a % b);
+  while (b != 0) a = std::exchange(b, rem_trunc(a, b));
   return a;
 }
 
@@ -253,8 +253,8 @@ UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
 
 Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num / den, exactly
   Linear r(lin.dtype);
-  for (const auto& [n, c] : lin.terms) r.add_term(n, i128{c} * num / den);
-  r.add_const(i128{lin.k} * num / den);
+  for (const auto& [n, c] : lin.terms) r.add_term(n, div_trunc(i128{c} * num, den));
+  r.add_const(div_trunc(i128{lin.k} * num, den));
   r.drop_zeros();
   return r;
 }
@@ -587,8 +587,8 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
       ival(x->src[1]) % c == 0)
     return bin(MOD, x->src[0], root->src[1]);
   // The quotient is one constant q over the whole range (truncation is monotone).
-  if (lo / c == hi / c) {
-    const i128 q = lo / c;
+  if (div_trunc(lo, c) == div_trunc(hi, c)) {
+    const i128 q = div_trunc(lo, c);
     if (!is_mod) return cst(dt, q);
     if (q == 0) return x;
     auto lin = linear_of(x);

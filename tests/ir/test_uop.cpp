@@ -73,6 +73,23 @@ TEST_SUITE("ir.uop") {
     CHECK((r / 4)->ivmax() == 3);
   }
 
+  TEST_CASE("vmin and vmax of a division at the edge of int64") {
+    // INT64_MIN / -1 overflows 64 bits (a trap on x86): the bounds are computed wider, and the
+    // quotient 2^63 leaves int64, so the node may wrap and gets the full range.
+    UOpPtr x = UOp::variable("x", INT64_MIN, 0, dtypes::int64);
+    UOpPtr m1 = UOp::variable("m", -1, -1, dtypes::int64);
+    UOpPtr q = UOp::make(Ops::IDIV, dtypes::int64, {x, m1});
+    CHECK(q->ivmin() == INT64_MIN);
+    CHECK(q->ivmax() == INT64_MAX);
+    UOpPtr two = UOp::variable("t", 2, 2, dtypes::int64);
+    UOpPtr h = UOp::make(Ops::IDIV, dtypes::int64, {x, two});
+    CHECK(h->ivmin() == INT64_MIN / 2);
+    CHECK(h->ivmax() == 0);
+    UOpPtr r = UOp::make(Ops::MOD, dtypes::int64, {x, m1});
+    CHECK(r->ivmin() == 0);
+    CHECK(r->ivmax() == 0);
+  }
+
   TEST_CASE("toposort puts sources before users, each node once") {
     UOpPtr a = UOp::variable("a", 0, 10), b = UOp::variable("b", 0, 10);
     UOpPtr s = a + b, m = s * s, root = m + a;
