@@ -128,8 +128,8 @@ private:
 };
 
 // The nodes whose memo slot a rewrite claimed, by claim index: 32 inline (most rewrites are
-// small), then 64 KiB chunks. A growing vector would copy the list at each doubling and, past
-// malloc's mmap threshold, fault fresh pages in on every large rewrite.
+// small), then 8 KiB chunks, left uninitialized. A growing vector would copy the list at each
+// doubling and, past malloc's mmap threshold, fault fresh pages in on every large rewrite.
 class ClaimList {
 public:
   size_t size() const { return size_; }
@@ -139,13 +139,13 @@ public:
   void push_back(const UOp* n) {
     if (size_ >= kInline && (size_ - kInline) % kChunk == 0 &&
         chunks_.size() == (size_ - kInline) / kChunk)
-      chunks_.push_back(std::make_unique<const UOp*[]>(kChunk));
+      chunks_.push_back(std::make_unique_for_overwrite<const UOp*[]>(kChunk));
     (*this)[size_++] = n;
   }
   void clear() { size_ = 0; }
 
 private:
-  static constexpr size_t kInline = 32, kChunk = 8192;
+  static constexpr size_t kInline = 32, kChunk = 1024;
   std::array<const UOp*, kInline> inline_;
   std::vector<std::unique_ptr<const UOp*[]>> chunks_;
   size_t size_ = 0;
