@@ -18,6 +18,7 @@
 #include "live_ranges.hpp"
 #include "tg/codegen.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/node_set.hpp"
 
 namespace tg {
 
@@ -48,6 +49,9 @@ public:
       if (u->op == Ops::RANGE && !end_of_.count(u))
         throw Error("codegen: linearize: a RANGE is never closed by an END: " + u->str());
   }
+
+  // The END that closes RANGE `r`.
+  const UOp* end_of(const UOp* r) const { return end_of_.at(r); }
 
   // Root-to-`r` loops, `r` included.
   const std::vector<const UOp*>& path(const UOp* r) {
@@ -97,8 +101,10 @@ private:
 
 struct Block {
   std::vector<const UOp*> items; // in order of first appearance in the toposort
-  std::unordered_set<const UOp*> has;
-  std::unordered_map<const UOp*, std::unordered_set<const UOp*>> after; // item -> items first
+  NodeMap<uint32_t> index;       // item -> its position in items
+  // By item position: the positions of the items that go before it (repeats allowed: they
+  // are counted and released as many times).
+  std::vector<std::vector<uint32_t>> after;
 };
 
 } // namespace
@@ -106,7 +112,7 @@ struct Block {
 std::vector<UOpPtr> linearize(const UOpPtr& sink) {
   const std::vector<const UOp*>& topo = sink->toposort();
   const auto live = codegen_detail::live_ranges(sink);
-  std::unordered_map<const UOp*, size_t> pos;
+  NodeMap<size_t> pos(topo.size());
   for (size_t i = 0; i < topo.size(); ++i) pos[topo[i]] = i;
 
   // Defines, constants and work-item indices come first, in a fixed order.
@@ -137,37 +143,43 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
       // gidx before lidx, then by dimension.
       return {rank(u), (n.rfind("gidx", 0) == 0 ? 0 : 10) + (n.empty() ? 0 : n.back() - '0')};
     }
-    return {rank(u), static_cast<int64_t>(pos.at(u))};
+    return {rank(u), static_cast<int64_t>(*pos.find(u))};
   };
   std::stable_sort(head.begin(), head.end(),
                    [&](const UOp* a, const UOp* b) { return key(a) < key(b); });
 
   LoopTree tree(topo, live);
-  std::unordered_map<const UOp*, std::vector<const UOp*>> where;
-  std::map<const UOp*, Block> blocks; // nullptr: the kernel body
+  NodeMap<std::vector<const UOp*>> where(topo.size()); // a node's loop path
+  NodeSet placed(topo.size());                         // the nodes `where` holds
+  std::map<const UOp*, Block> blocks;                  // nullptr: the kernel body
   auto item_at = [&](const UOp* u, size_t level) {
-    const auto& p = where.at(u);
+    const auto& p = *where.find(u);
     return level < p.size() ? p[level] : u;
   };
   for (const UOp* u : topo) {
     if (u->op == Ops::SINK || is_head(u)) continue;
-    const auto& p = where.emplace(u, tree.place(u)).first->second;
+    placed.insert(u);
+    auto& p = where[u];
+    p = tree.place(u);
     // u is an item (itself or the loop holding it) of every block on its path.
     const bool is_loop_node = u->op == Ops::RANGE || u->op == Ops::END;
     for (size_t level = 0; level <= p.size(); ++level) {
       if (is_loop_node && level == p.size()) break; // RANGE and END frame their block
       Block& b = blocks[level == 0 ? nullptr : p[level - 1]];
       const UOp* item = item_at(u, level);
-      if (b.has.insert(item).second) b.items.push_back(item);
+      if (b.index.find(item) == nullptr) {
+        b.index[item] = static_cast<uint32_t>(b.items.size());
+        b.items.push_back(item);
+      }
     }
   }
   // Dependencies, recorded in the outermost block where a node and its source part ways.
   for (const UOp* u : topo) {
-    if (!where.count(u)) continue;
-    const auto& pu = where.at(u);
+    if (!placed.contains(u)) continue;
+    const auto& pu = *where.find(u);
     for (const auto& sp : u->src) {
       const UOp* s = sp.get();
-      if (!where.count(s)) continue; // defines and constants are listed first
+      if (!placed.contains(s)) continue; // defines and constants are listed first
       size_t level = 0;
       while (item_at(u, level) == item_at(s, level)) ++level;
       const UOp* frame = level == 0 ? nullptr : pu[level - 1];
@@ -178,42 +190,47 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
         return frame != nullptr && (x == frame || (x->op == Ops::END && x->src[0].get() == frame));
       };
       if (framing(iu) || framing(is)) continue;
-      blocks[frame].after[iu].insert(is);
+      Block& b = blocks[frame];
+      const uint32_t *at = b.index.find(iu), *first = b.index.find(is);
+      if (at == nullptr || first == nullptr)
+        throw Error("codegen: linearize: internal error, " + u->str() +
+                    " and its source are not items of the block where they part");
+      b.after.resize(b.items.size());
+      b.after[*at].push_back(*first);
     }
   }
 
   std::vector<UOpPtr> out;
   for (const UOp* u : head) out.push_back(u->ptr());
   std::function<void(const UOp*)> emit = [&](const UOp* frame) {
-    Block& b = blocks[frame];
-    std::unordered_map<const UOp*, size_t> order, waiting;
-    std::unordered_map<const UOp*, std::vector<const UOp*>> users;
-    for (size_t i = 0; i < b.items.size(); ++i) order[b.items[i]] = i;
-    for (const UOp* it : b.items) {
-      waiting[it] = b.after[it].size();
-      for (const UOp* dep : b.after[it]) users[dep].push_back(it);
+    Block& b = blocks[frame]; // std::map: stays valid while nested blocks are added
+    const size_t n = b.items.size();
+    b.after.resize(n);
+    // Items by position, which is their order of first appearance: the tie-break.
+    std::vector<uint32_t> waiting(n);
+    std::vector<std::vector<uint32_t>> users(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      waiting[i] = static_cast<uint32_t>(b.after[i].size());
+      for (const uint32_t dep : b.after[i]) users[dep].push_back(i);
     }
-    using Entry = std::pair<size_t, const UOp*>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-    for (const UOp* it : b.items)
-      if (waiting[it] == 0) ready.push({order[it], it});
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+    for (uint32_t i = 0; i < n; ++i)
+      if (waiting[i] == 0) ready.push(i);
     size_t done = 0;
     while (!ready.empty()) {
-      const UOp* it = ready.top().second;
+      const uint32_t i = ready.top();
       ready.pop();
       ++done;
+      const UOp* it = b.items[i];
+      out.push_back(it->ptr());
       if (it->op == Ops::RANGE) { // a loop: RANGE, its body, END
-        out.push_back(it->ptr());
         emit(it);
-        for (const UOp* u : topo)
-          if (u->op == Ops::END && u->src[0].get() == it) out.push_back(u->ptr());
-      } else {
-        out.push_back(it->ptr());
+        out.push_back(tree.end_of(it)->ptr());
       }
-      for (const UOp* user : users[it])
-        if (--waiting[user] == 0) ready.push({order[user], user});
+      for (const uint32_t user : users[i])
+        if (--waiting[user] == 0) ready.push(user);
     }
-    if (done != b.items.size())
+    if (done != n)
       throw Error("codegen: linearize: the nodes of a block depend on each other in a cycle");
   };
   emit(nullptr);

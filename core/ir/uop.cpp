@@ -18,6 +18,7 @@
 #include "minmax.hpp"
 #include "node_memory.hpp"
 #include "tg/error.hpp"
+#include "tg/ir/node_set.hpp"
 #include "tg/ir/shape.hpp"
 #include "tg/ir/spec.hpp"
 #include "tg/ir/uop.hpp"
@@ -473,7 +474,7 @@ bool UOp::is_const_value(double v) const {
 const std::vector<const UOp*>& UOp::toposort() const {
   std::call_once(topo_once_, [this] {
     auto order = std::make_unique<std::vector<const UOp*>>();
-    std::unordered_set<const UOp*> seen;
+    NodeSet seen;
     // Iterative post-order DFS: (node, index of the next source to visit).
     std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
     seen.insert(this);
@@ -481,7 +482,7 @@ const std::vector<const UOp*>& UOp::toposort() const {
       auto& [n, i] = stack.back();
       if (i < n->src.size()) {
         const UOp* s = n->src[i++].get();
-        if (seen.insert(s).second) stack.emplace_back(s, 0);
+        if (seen.insert(s)) stack.emplace_back(s, 0);
       } else {
         order->push_back(n);
         stack.pop_back();

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "tg/error.hpp"
+#include "tg/ir/node_set.hpp"
 #include "tg/ir/uop.hpp"
 
 using namespace tg;
@@ -88,6 +89,29 @@ TEST_SUITE("ir.uop") {
     UOpPtr r = UOp::make(Ops::MOD, dtypes::int64, {x, m1});
     CHECK(r->ivmin() == 0);
     CHECK(r->ivmax() == 0);
+  }
+
+  TEST_CASE("NodeSet and NodeMap keep every node through growth") {
+    std::vector<UOpPtr> nodes;
+    for (int i = 0; i < 1000; ++i) nodes.push_back(UOp::variable("v" + std::to_string(i), 0, i));
+    NodeSet set;
+    NodeMap<std::vector<int>> map(4); // grows many times
+    for (int i = 0; i < 1000; ++i) {
+      CHECK(set.insert(nodes[i].get()));
+      map[nodes[i].get()].push_back(i);
+    }
+    CHECK(set.size() == 1000);
+    CHECK(map.size() == 1000);
+    for (int i = 0; i < 1000; ++i) {
+      CHECK_FALSE(set.insert(nodes[i].get()));
+      CHECK(set.contains(nodes[i].get()));
+      const std::vector<int>* v = map.find(nodes[i].get());
+      REQUIRE(v != nullptr);
+      CHECK(*v == std::vector<int>{i});
+    }
+    UOpPtr other = UOp::variable("other", 0, 1);
+    CHECK_FALSE(set.contains(other.get()));
+    CHECK(map.find(other.get()) == nullptr);
   }
 
   TEST_CASE("toposort puts sources before users, each node once") {
