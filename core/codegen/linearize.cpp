@@ -35,9 +35,7 @@ bool is_head(const UOp* u) {
 // The loop tree: parent and root-to-loop path of every RANGE.
 class LoopTree {
 public:
-  LoopTree(const std::vector<const UOp*>& topo,
-           const std::unordered_map<const UOp*, RangeSet>& live)
-      : live_(live) {
+  LoopTree(const std::vector<const UOp*>& topo, const NodeMap<RangeSet>& live) : live_(live) {
     for (const UOp* u : topo) {
       if (u->op != Ops::END) continue;
       if (u->src.empty() || u->src[0]->op != Ops::RANGE)
@@ -93,7 +91,7 @@ private:
     return p;
   }
 
-  const std::unordered_map<const UOp*, RangeSet>& live_;
+  const NodeMap<RangeSet>& live_;
   std::unordered_map<const UOp*, const UOp*> end_of_;
   std::unordered_map<const UOp*, std::vector<const UOp*>> paths_;
   std::unordered_set<const UOp*> visiting_;

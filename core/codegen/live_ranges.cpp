@@ -16,16 +16,29 @@ bool range_contains(const RangeSet& s, const UOp* r) {
   return std::binary_search(s.begin(), s.end(), r);
 }
 
-std::unordered_map<const UOp*, RangeSet> live_ranges(const UOpPtr& root) {
-  std::unordered_map<const UOp*, RangeSet> live;
+NodeMap<RangeSet> live_ranges(const UOpPtr& root) {
+  const std::vector<const UOp*>& topo = root->toposort();
+  NodeMap<RangeSet> live(topo.size());
+  RangeSet merged; // scratch: its buffer and s's trade places at each merge
   // toposort lists sources first, so every source's set is known when a node is reached.
-  for (const UOp* u : root->toposort()) {
+  for (const UOp* u : topo) {
     RangeSet s;
-    for (const auto& src : u->src) s = range_union(s, live.at(src.get()));
-    if (u->op == Ops::RANGE) s = range_union(s, RangeSet{u});
+    for (const auto& src : u->src) {
+      const RangeSet& r = live.at(src.get());
+      if (r.empty() || r == s) continue;
+      if (s.empty()) {
+        s = r;
+        continue;
+      }
+      merged.clear();
+      std::set_union(s.begin(), s.end(), r.begin(), r.end(), std::back_inserter(merged));
+      s.swap(merged);
+    }
+    if (u->op == Ops::RANGE && !range_contains(s, u))
+      s.insert(std::upper_bound(s.begin(), s.end(), u), u);
     if (u->op == Ops::END && !u->src.empty())
       std::erase(s, u->src[0].get()); // the loop is closed after its END
-    live.emplace(u, std::move(s));
+    live[u] = std::move(s);           // the last use of `r`: this insert may move the values
   }
   return live;
 }

@@ -2,9 +2,9 @@
 // The RANGEs each node depends on and that are still open there: a RANGE opens itself, an
 // END closes its range (src[0]), everything else inherits its sources'. Reduce lowering uses
 // it to find the loops an accumulator lives in, linearize to place nodes in loops.
-#include <unordered_map>
 #include <vector>
 
+#include "tg/ir/node_set.hpp"
 #include "tg/ir/uop.hpp"
 
 namespace tg::codegen_detail {
@@ -15,6 +15,6 @@ RangeSet range_union(const RangeSet& a, const RangeSet& b);
 bool range_contains(const RangeSet& s, const UOp* r);
 
 // For every node reachable from `root` (root included).
-std::unordered_map<const UOp*, RangeSet> live_ranges(const UOpPtr& root);
+NodeMap<RangeSet> live_ranges(const UOpPtr& root);
 
 } // namespace tg::codegen_detail

@@ -5,6 +5,7 @@
 // made those walks malloc-bound. Entries are never removed.
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace tg {
@@ -85,6 +86,11 @@ public:
   const V* find(const UOp* u) const {
     const size_t i = node_set_detail::probe(keys_, u);
     return keys_[i] == u ? &values_[i] : nullptr;
+  }
+  // The value of `u`, which must be present.
+  const V& at(const UOp* u) const {
+    if (const V* v = find(u)) return *v;
+    throw std::out_of_range("NodeMap::at: the node is not in the map");
   }
   bool contains(const UOp* u) const { return find(u) != nullptr; }
   size_t size() const { return used_; }
