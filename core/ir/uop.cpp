@@ -9,6 +9,8 @@
 // constant stack.
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -116,14 +118,37 @@ thread_local Pending* t_pending = nullptr;
 } // namespace
 
 struct UOpTable {
-  // Each shard is an open-addressing table of (hash, node) slots with linear probing. A probe
-  // compares the stored hash before it reads a node, so looking up a node that is not there
+  // Each shard is an open-addressing table of (tag, node) slots with linear probing. A probe
+  // compares the stored tag before it reads a node, so looking up a node that is not there
   // touches only the slot array, and unlinking a dying node (found by its address) touches no
   // other node: on a graph larger than the cache each node read is a miss.
   static constexpr size_t kShards = 64;
+  // A node's address and 20 bits of its hash (the tag) in one word, so that the table is half
+  // the size of (hash, pointer) pairs and more of it stays in cache. User-space addresses have
+  // at most 48 bits and node blocks are 16-byte aligned: the tag's low 4 bits fill the
+  // alignment bits and its high 16 the top of the word. The tag holds the hash bits that pick
+  // the home slot (bits 6..25), so a slot's home is known without reading its node while the
+  // shard has at most 2^20 slots.
   struct Slot {
-    size_t hash = 0;
-    UOp* node = nullptr; // null: empty
+    static constexpr uint64_t kAddrMask = ((uint64_t{1} << 48) - 1) & ~uint64_t{15};
+    uint64_t bits = 0; // 0: empty
+
+    static uint64_t tag_of(size_t hash) { return (hash >> 6) & ((uint64_t{1} << 20) - 1); }
+    static Slot make(size_t hash, UOp* node) {
+      const auto addr = reinterpret_cast<uint64_t>(node);
+      if ((addr & ~kAddrMask) != 0) {
+        std::fprintf(stderr,
+                     "tinygrad-cpp: a node at %p lies beyond the 48-bit address space "
+                     "the node table packs; this platform is not supported\n",
+                     static_cast<void*>(node));
+        std::abort();
+      }
+      const uint64_t tag = tag_of(hash);
+      return Slot{addr | (tag & 15) | ((tag >> 4) << 48)};
+    }
+    UOp* node() const { return reinterpret_cast<UOp*>(bits & kAddrMask); }
+    uint64_t tag() const { return (bits & 15) | ((bits >> 48) << 4); }
+    explicit operator bool() const { return bits != 0; }
   };
   struct Shard {
     SpinLock mu;
@@ -133,24 +158,27 @@ struct UOpTable {
     size_t mask() const { return slots.size() - 1; }
     // The shard is picked by the hash's low bits; the home slot comes from the next ones.
     size_t home(size_t hash) const { return (hash >> 6) & mask(); }
+    size_t home(const Slot& s) const {
+      return slots.size() <= (size_t{1} << 20) ? s.tag() & mask() : home(s.node()->hash_);
+    }
     // At most half full: a probe for an absent node then ends within a slot or two.
     void reserve_one() {
       if (2 * (count + 1) <= slots.size()) return;
       std::vector<Slot> old(slots.size() * 2);
       old.swap(slots);
       for (const Slot& s : old)
-        if (s.node) place(s);
+        if (s) place(s);
     }
     void place(const Slot& s) {
-      size_t i = home(s.hash);
-      while (slots[i].node) i = (i + 1) & mask();
+      size_t i = home(s);
+      while (slots[i]) i = (i + 1) & mask();
       slots[i] = s;
     }
     // Empties slot i and moves later slots of the same probe run back, so that every node
     // stays reachable from its home slot without tombstones.
     void erase_at(size_t i) {
-      for (size_t j = (i + 1) & mask(); slots[j].node; j = (j + 1) & mask()) {
-        const size_t h = home(slots[j].hash);
+      for (size_t j = (i + 1) & mask(); slots[j]; j = (j + 1) & mask()) {
+        const size_t h = home(slots[j]);
         // slots[j] may move to i when its home does not lie cyclically in (i, j].
         if (((j - h) & mask()) >= ((j - i) & mask())) {
           slots[i] = slots[j];
@@ -162,8 +190,8 @@ struct UOpTable {
     }
     // Unlinks `u` if it is still in the table (a racing lookup may have unlinked it).
     void unlink(const UOp* u) {
-      for (size_t i = home(u->hash_); slots[i].node; i = (i + 1) & mask())
-        if (slots[i].node == u) return erase_at(i);
+      for (size_t i = home(u->hash_); slots[i]; i = (i + 1) & mask())
+        if (slots[i].node() == u) return erase_at(i);
     }
   };
   std::array<Shard, kShards> shards;
@@ -196,7 +224,7 @@ struct UOpTable {
       twin = find_live(sh, h, node->op, node->dtype, std::span<const UOpPtr>(node->src), node->arg);
       if (!twin) {
         sh.reserve_one();
-        sh.place(Slot{h, node});
+        sh.place(Slot::make(h, node));
         ++sh.count;
         return UOpPtr(node, UOpPtr::Adopt{});
       }
@@ -244,9 +272,11 @@ struct UOpTable {
   template <class Src>
   static UOp* find_live(Shard& sh, size_t h, Ops op, DType dtype, std::span<Src> src,
                         const Arg& arg) {
-    for (size_t i = sh.home(h); sh.slots[i].node; i = (i + 1) & sh.mask()) {
-      UOp* n = sh.slots[i].node;
-      if (sh.slots[i].hash != h || !same_content(*n, op, dtype, src, arg)) continue;
+    const uint64_t tag = Slot::tag_of(h);
+    for (size_t i = sh.home(h); sh.slots[i]; i = (i + 1) & sh.mask()) {
+      if (sh.slots[i].tag() != tag) continue;
+      UOp* n = sh.slots[i].node();
+      if (n->hash_ != h || !same_content(*n, op, dtype, src, arg)) continue;
       if (n->try_retain()) return n;
       sh.erase_at(i);
       return nullptr;
