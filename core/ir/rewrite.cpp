@@ -20,6 +20,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "tg/error.hpp"
+#include "tg/ir/node_set.hpp"
 #include "tg/ir/pass.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/knobs.hpp"
@@ -39,54 +40,6 @@ struct Frame {
   int stage;
   bool kept = false; // n is an entry of the rewrite's NodeList (a node it built)
   size_t depth;      // rewrites that led here
-};
-
-// Node -> replacement, open addressing keyed by node address, for the nodes whose memo slot
-// (below) another rewrite holds. A node present with a null value is in progress (its sources
-// are being rewritten). Entries are never removed.
-class NodeMap {
-public:
-  struct Slot {
-    const UOp* key = nullptr;
-    const UOpPtr* value = nullptr;
-  };
-
-  // Empty until the first insert: most rewrites never need the map.
-  Slot* find(const UOp* k) {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = home(k);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].key == k) return &slots_[i];
-      if (slots_[i].key == nullptr) return nullptr;
-    }
-  }
-  Slot& insert(const UOp* k) {
-    if (2 * (used_ + 1) > slots_.size()) grow();
-    Slot& s = probe(k);
-    if (s.key == nullptr) {
-      s.key = k;
-      ++used_;
-    }
-    return s;
-  }
-
-private:
-  size_t home(const UOp* k) const {
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(k) >> 4) * 0x9E3779B97F4A7C15ULL) &
-           (slots_.size() - 1);
-  }
-  Slot& probe(const UOp* k) {
-    size_t i = home(k);
-    while (slots_[i].key != nullptr && slots_[i].key != k) i = (i + 1) & (slots_.size() - 1);
-    return slots_[i];
-  }
-  void grow() {
-    std::vector<Slot> old(std::max<size_t>(64, slots_.size() * 2));
-    old.swap(slots_);
-    for (const Slot& s : old)
-      if (s.key != nullptr) probe(s.key) = s;
-  }
-  std::vector<Slot> slots_;
-  size_t used_ = 0;
 };
 
 // The nodes a rewrite built, at stable addresses: chunks that double in size up to 64 KiB, the
@@ -166,8 +119,7 @@ public:
     UOp::MemoSlot& slot = n->memo_slot();
     if (slot.owner.load(std::memory_order_relaxed) == id_) return &slot.value;
     if (overflow_empty_) return nullptr;
-    NodeMap::Slot* s = overflow_.find(n);
-    return s != nullptr ? &s->value : nullptr;
+    return overflow_.find(n);
   }
   // The entry of `n`, created (in progress) when absent. `claim`, when given, receives the
   // index of the slot this call claimed in the node, or NodeList::kNoClaim.
@@ -183,7 +135,7 @@ public:
       return slot.value;
     }
     overflow_empty_ = false;
-    return overflow_.insert(n).value;
+    return overflow_[n];
   }
   // Forgets `n`, whose slot this rewrite claimed as claimed_[claim], before the node goes.
   void unclaim(const UOp* n, uint32_t claim) {
@@ -206,7 +158,9 @@ private:
   static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
   const uint64_t id_;
   ClaimList claimed_;
-  NodeMap overflow_;
+  // Node -> replacement for the nodes whose memo slot another rewrite holds. A null value: in
+  // progress (the node's sources are being rewritten).
+  NodeMap<const UOpPtr*> overflow_;
   bool overflow_empty_ = true;
 };
 

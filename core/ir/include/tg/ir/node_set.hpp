@@ -2,7 +2,10 @@
 // Sets and maps keyed by node address, for the graph walks that run on every kernel
 // (toposort, linearize): open addressing with linear probing, at most half full, in flat
 // arrays. std::unordered_set and std::unordered_map allocate a list node per insert, which
-// made those walks malloc-bound. Entries are never removed.
+// made those walks malloc-bound. Entries are never removed. A table sized for nothing
+// allocates at its first insert, so one that stays empty (graph_rewrite's overflow map, in
+// almost every rewrite) costs nothing.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +17,7 @@ struct UOp;
 
 namespace node_set_detail {
 inline size_t capacity_for(size_t n) {
+  if (n == 0) return 0;
   size_t c = 16;
   while (c < 2 * n) c *= 2;
   return c;
@@ -24,7 +28,7 @@ inline size_t home(const UOp* u, size_t mask) {
   return static_cast<size_t>((reinterpret_cast<uintptr_t>(u) >> 4) * 0x9E3779B97F4A7C15ULL >> 32) &
          mask;
 }
-// The slot holding `u`, or the empty slot where it would go.
+// The slot holding `u`, or the empty slot where it would go (`keys` is not empty).
 inline size_t probe(const std::vector<const UOp*>& keys, const UOp* u) {
   const size_t mask = keys.size() - 1;
   size_t i = home(u, mask);
@@ -47,12 +51,14 @@ public:
     ++used_;
     return true;
   }
-  bool contains(const UOp* u) const { return keys_[node_set_detail::probe(keys_, u)] == u; }
+  bool contains(const UOp* u) const {
+    return !keys_.empty() && keys_[node_set_detail::probe(keys_, u)] == u;
+  }
   size_t size() const { return used_; }
 
 private:
   void grow() {
-    std::vector<const UOp*> old(keys_.size() * 2, nullptr);
+    std::vector<const UOp*> old(std::max<size_t>(16, keys_.size() * 2), nullptr);
     old.swap(keys_);
     for (const UOp* u : old)
       if (u != nullptr) keys_[node_set_detail::probe(keys_, u)] = u;
@@ -80,10 +86,12 @@ public:
   }
   // The value of `u`, or null when absent.
   V* find(const UOp* u) {
+    if (keys_.empty()) return nullptr;
     const size_t i = node_set_detail::probe(keys_, u);
     return keys_[i] == u ? &values_[i] : nullptr;
   }
   const V* find(const UOp* u) const {
+    if (keys_.empty()) return nullptr;
     const size_t i = node_set_detail::probe(keys_, u);
     return keys_[i] == u ? &values_[i] : nullptr;
   }
@@ -97,7 +105,7 @@ public:
 
 private:
   void grow() {
-    std::vector<const UOp*> old_keys(keys_.size() * 2, nullptr);
+    std::vector<const UOp*> old_keys(std::max<size_t>(16, keys_.size() * 2), nullptr);
     std::vector<V> old_values(old_keys.size());
     old_keys.swap(keys_);
     old_values.swap(values_);
