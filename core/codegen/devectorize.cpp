@@ -12,7 +12,6 @@
 // per lane, as do ops on bfloat16 vectors.
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
@@ -94,37 +93,6 @@ struct Chunk {
 };
 
 // The accesses of a `width`-lane LOAD or STORE through `index`.
-// simplify(idx + t) for t > 0, built directly where the rules' answer is known: a constant
-// idx gives the constant idx + t; an idx that is a fixed point of symbolic() (the mark
-// graph_rewrite leaves on a final graph) and a signed integer sum gives its prefix plus the new
-// constant (the canonical sum's constant folding is the only rule that fires on idx + t).
-// Every lane of every vector access asked for a rewrite before. A sum that would leave the
-// dtype's range takes the rewrite.
-UOpPtr lane_address(const UOpPtr& idx, int64_t t) {
-  const DType dt = idx->dtype;
-  const bool signed_int = dt.count == 1 && !dt.is_ptr && dt.is_int() && !dt.is_unsigned();
-  auto shifted = [&](const UOp& c) -> std::optional<int64_t> {
-    int64_t k = 0;
-    if (!c.is_const() || __builtin_add_overflow(as_int(c.const_value()), t, &k) ||
-        k < as_int(dtype_min(dt.scalar())) || k > as_int(dtype_max(dt.scalar())))
-      return std::nullopt;
-    return k;
-  };
-  UOpPtr fast;
-  if (signed_int && idx->is_const()) {
-    if (auto k = shifted(*idx)) fast = idx->const_like(*k);
-  } else if (signed_int &&
-             idx->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id()) {
-    if (idx->op == Ops::ADD && idx->src.size() == 2 && idx->src[1]->is_const() &&
-        std::holds_alternative<std::monostate>(idx->arg) && idx->src[0]->dtype == dt) {
-      if (auto k = shifted(*idx->src[1])) fast = *k == 0 ? idx->src[0] : idx->src[0] + *k;
-    } else {
-      fast = idx + t;
-    }
-  }
-  return fast ? fast : simplify(idx + t);
-}
-
 std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bool aligned) {
   const UOpPtr& idx = index->src[1];
   std::vector<UOpPtr> addr, gate;
@@ -132,7 +100,7 @@ std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bo
     if (idx->op == Ops::VECTORIZE && idx->src.size() == width)
       addr.push_back(idx->src[t]);
     else if (idx->dtype.count == 1)
-      addr.push_back(t == 0 ? idx : lane_address(idx, static_cast<int64_t>(t)));
+      addr.push_back(t == 0 ? idx : simplify_add_const(idx, static_cast<int64_t>(t)));
     else if (idx->dtype.count == width) // a vector address not built by VECTORIZE: its lanes
       addr.push_back(simplify(gep1(idx, static_cast<int64_t>(t))));
     else

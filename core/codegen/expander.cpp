@@ -187,6 +187,17 @@ private:
     return lanes_.emplace(u.get(), std::move(out)).first->second;
   }
 
+  // simplify(op over `src`), whose sources are lanes, each simplified already: a lane of an
+  // index is mostly an op over constants (a lane digit times a stride) or a sum plus a lane's
+  // constant, which symbolic answers without a rewrite.
+  static UOpPtr simplify_lane(Ops op, DType dtype, std::vector<UOpPtr> src, const Arg& arg) {
+    if (op == Ops::ADD && src.size() == 2 && src[1]->is_const() &&
+        std::holds_alternative<std::monostate>(arg) && src[0]->dtype == dtype &&
+        src[1]->dtype == dtype && std::holds_alternative<int64_t>(src[1]->arg))
+      return simplify_add_const(src[0], std::get<int64_t>(src[1]->arg));
+    return simplify_constant_op(UOp::make(op, dtype, std::move(src), arg));
+  }
+
   // Lane l of u over axes `a` (its own): u's op over its sources' lanes l, as `dtype`,
   // simplified (the sources' lanes are simplified already).
   std::vector<UOpPtr> op_over_lanes(const UOpPtr& u, const Axes& a, DType dtype) {
@@ -196,7 +207,7 @@ private:
     for (int64_t l = 0, w = width(a); l < w; ++l) {
       std::vector<UOpPtr> ls;
       for (const auto& sl : src) ls.push_back(sl[static_cast<size_t>(l)]);
-      out.push_back(simplify(UOp::make(u->op, dtype, std::move(ls), u->arg)));
+      out.push_back(simplify_lane(u->op, dtype, std::move(ls), u->arg));
     }
     return out;
   }

@@ -1203,4 +1203,39 @@ const PatternMatcher& symbolic() {
 
 UOpPtr simplify(const UOpPtr& x) { return graph_rewrite(x, symbolic()); }
 
+UOpPtr simplify_add_const(const UOpPtr& x, int64_t c) {
+  const DType dt = x->dtype;
+  if (!is_sint(dt)) return simplify(x + c);
+  if (c == 0 &&
+      (x->is_const() || x->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id()))
+    return x; // x + 0 -> x
+  // k + c as a constant of dt, when it stays in dt's range (else the rewrite decides).
+  auto shifted = [&](const UOp& k) -> std::optional<int64_t> {
+    int64_t v = 0;
+    if (!k.is_const() || __builtin_add_overflow(ival(k), c, &v) || !fits(v, dt))
+      return std::nullopt;
+    return v;
+  };
+  if (x->is_const()) {
+    if (auto v = shifted(*x)) return cst(dt, *v);
+  } else if (x->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id()) {
+    if (plain_binary(*x, ADD) && x->src[1]->is_const()) {
+      if (auto v = shifted(*x->src[1]))
+        return *v == 0 ? x->src[0] : bin(ADD, x->src[0], cst(dt, *v));
+    } else {
+      return bin(ADD, x, cst(dt, c));
+    }
+  }
+  return simplify(x + c);
+}
+
+UOpPtr simplify_constant_op(const UOpPtr& n) {
+  const bool folds =
+      GroupOp::ALU.contains(n->op) && n->op != THREEFRY && !n->src.empty() &&
+      std::all_of(n->src.begin(), n->src.end(), [](const UOpPtr& s) { return s->op == CONST; });
+  if (folds)
+    if (UOpPtr r = fold_constants(n)) return r;
+  return simplify(n);
+}
+
 } // namespace tg
