@@ -147,8 +147,7 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
                    [&](const UOp* a, const UOp* b) { return key(a) < key(b); });
 
   LoopTree tree(topo, live);
-  NodeMap<std::vector<const UOp*>> where(topo.size()); // a node's loop path
-  NodeSet placed(topo.size());                         // the nodes `where` holds
+  NodeMap<std::vector<const UOp*>> where(topo.size()); // a placed node's loop path
   std::map<const UOp*, Block> blocks;                  // nullptr: the kernel body
   auto item_at = [&](const UOp* u, size_t level) {
     const auto& p = *where.find(u);
@@ -156,7 +155,6 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
   };
   for (const UOp* u : topo) {
     if (u->op == Ops::SINK || is_head(u)) continue;
-    placed.insert(u);
     auto& p = where[u];
     p = tree.place(u);
     // u is an item (itself or the loop holding it) of every block on its path.
@@ -171,13 +169,14 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
       }
     }
   }
+  for (auto& [frame, b] : blocks) b.after.resize(b.items.size());
   // Dependencies, recorded in the outermost block where a node and its source part ways.
   for (const UOp* u : topo) {
-    if (!placed.contains(u)) continue;
+    if (!where.contains(u)) continue;
     const auto& pu = *where.find(u);
     for (const auto& sp : u->src) {
       const UOp* s = sp.get();
-      if (!placed.contains(s)) continue; // defines and constants are listed first
+      if (!where.contains(s)) continue; // defines and constants are listed first
       size_t level = 0;
       while (item_at(u, level) == item_at(s, level)) ++level;
       const UOp* frame = level == 0 ? nullptr : pu[level - 1];
@@ -193,7 +192,6 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
       if (at == nullptr || first == nullptr)
         throw Error("codegen: linearize: internal error, " + u->str() +
                     " and its source are not items of the block where they part");
-      b.after.resize(b.items.size());
       b.after[*at].push_back(*first);
     }
   }
@@ -203,7 +201,6 @@ std::vector<UOpPtr> linearize(const UOpPtr& sink) {
   std::function<void(const UOp*)> emit = [&](const UOp* frame) {
     Block& b = blocks[frame]; // std::map: stays valid while nested blocks are added
     const size_t n = b.items.size();
-    b.after.resize(n);
     // Items by position, which is their order of first appearance: the tie-break.
     std::vector<uint32_t> waiting(n);
     std::vector<std::vector<uint32_t>> users(n);

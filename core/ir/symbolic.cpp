@@ -455,6 +455,10 @@ UOpPtr canonical_sum(const UOpPtr& root) {
 
 // ---- constant folding ---------------------------------------------------------------------
 
+// The ops folded when all their sources are constants (simplify_constant_op relies on this
+// rule coming first).
+constexpr OpSet kConstantFolded = GroupOp::ALU - OpSet{THREEFRY};
+
 UOpPtr fold_constants(const UOpPtr& root) {
   if (!value_dtype(root->dtype)) return nullptr;
   std::vector<ConstValue> vals;
@@ -929,7 +933,7 @@ PatternMatcher make_symbolic_simple() {
   const std::vector<DType> bool_t = {dtypes::bool_};
   return PatternMatcher({
       // ** constant folding: every ALU op whose sources are all constants **
-      {UPat(GroupOp::ALU - OpSet{THREEFRY}).with_src_repeated(UPat(CONST)),
+      {UPat(kConstantFolded).with_src_repeated(UPat(CONST)),
        [](const Captures& m) { return fold_constants(m.root()); }},
 
       // ** bool arithmetic is logic (exec_alu: ADD/MAX are OR, MUL is AND, SUB is XOR, NEG is
@@ -1206,9 +1210,6 @@ UOpPtr simplify(const UOpPtr& x) { return graph_rewrite(x, symbolic()); }
 UOpPtr simplify_add_const(const UOpPtr& x, int64_t c) {
   const DType dt = x->dtype;
   if (!is_sint(dt)) return simplify(x + c);
-  if (c == 0 &&
-      (x->is_const() || x->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id()))
-    return x; // x + 0 -> x
   // k + c as a constant of dt, when it stays in dt's range (else the rewrite decides).
   auto shifted = [&](const UOp& k) -> std::optional<int64_t> {
     int64_t v = 0;
@@ -1219,19 +1220,16 @@ UOpPtr simplify_add_const(const UOpPtr& x, int64_t c) {
   if (x->is_const()) {
     if (auto v = shifted(*x)) return cst(dt, *v);
   } else if (x->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id()) {
-    if (plain_binary(*x, ADD) && x->src[1]->is_const()) {
-      if (auto v = shifted(*x->src[1]))
-        return *v == 0 ? x->src[0] : bin(ADD, x->src[0], cst(dt, *v));
-    } else {
-      return bin(ADD, x, cst(dt, c));
-    }
+    if (!plain_binary(*x, ADD) || !x->src[1]->is_const())
+      return c == 0 ? x : bin(ADD, x, cst(dt, c)); // x + 0 -> x
+    if (auto v = shifted(*x->src[1])) return *v == 0 ? x->src[0] : bin(ADD, x->src[0], cst(dt, *v));
   }
   return simplify(x + c);
 }
 
 UOpPtr simplify_constant_op(const UOpPtr& n) {
   const bool folds =
-      GroupOp::ALU.contains(n->op) && n->op != THREEFRY && !n->src.empty() &&
+      kConstantFolded.contains(n->op) && !n->src.empty() &&
       std::all_of(n->src.begin(), n->src.end(), [](const UOpPtr& s) { return s->op == CONST; });
   if (folds)
     if (UOpPtr r = fold_constants(n)) return r;
