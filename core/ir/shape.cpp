@@ -1,5 +1,5 @@
-// Shapes of tensor-level nodes. Kernel-level nodes (no shaped source) have none, and share
-// one empty result so that they cost no allocation.
+// Shapes of tensor-level nodes. Kernel-level nodes (no shaped source) have none: a null
+// pointer, so that they cost no allocation and no reference count.
 #include "tg/ir/shape.hpp"
 
 #include <algorithm>
@@ -12,10 +12,9 @@ namespace {
 
 using ShapePtr = std::shared_ptr<const std::optional<Shape>>;
 
-const ShapePtr& no_shape() {
-  static const ShapePtr none = std::make_shared<const std::optional<Shape>>();
-  return none;
-}
+// Kernel-level nodes hold no shape object at all (UOp::shape() reads a null pointer as
+// nullopt): sharing one object would make every node build and free touch its reference count.
+ShapePtr no_shape() { return nullptr; }
 ShapePtr of(Shape s) { return std::make_shared<const std::optional<Shape>>(std::move(s)); }
 
 [[noreturn]] void fail(Ops op, const std::string& why) {

@@ -1,11 +1,14 @@
 #pragma once
 // Data types of the IR: scalars, vectors of them, and pointers with an address space.
 // Mirrors tinygrad's dtypes, including its JAX-style promotion lattice.
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace tg {
@@ -51,10 +54,12 @@ enum class AddrSpace : uint8_t { Global, Local, Reg };
 // A value type: cheap to copy, compared and hashed by value.
 struct DType {
   ScalarType scalar_type = ScalarType::Void;
-  uint16_t count = 1; // vector width of the element
+  uint8_t reserved0_ = 0; // the padding, named and zero, so that == compares two words
+  uint16_t count = 1;     // vector width of the element
   bool is_ptr = false;
   AddrSpace addrspace = AddrSpace::Global; // only meaningful for pointers
-  int64_t size = -1;                       // pointers: elements addressed, -1 when unknown
+  uint16_t reserved1_ = 0;
+  int64_t size = -1; // pointers: elements addressed, -1 when unknown
 
   constexpr DType() = default;
   constexpr DType(ScalarType s, uint16_t n = 1) : scalar_type(s), count(n) {}
@@ -70,7 +75,12 @@ struct DType {
   DType vec(uint16_t n) const;                                          // requires count == 1
   DType ptr(int64_t size = -1, AddrSpace as = AddrSpace::Global) const; // requires !is_ptr
 
-  constexpr bool operator==(const DType&) const = default;
+  // Every node build and most rules compare dtypes: two 64-bit words, not five fields.
+  constexpr bool operator==(const DType& o) const {
+    const auto a = std::bit_cast<std::array<uint64_t, 2>>(*this);
+    const auto b = std::bit_cast<std::array<uint64_t, 2>>(o);
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
+  }
 
   int itemsize() const; // bytes of one element (vector counted), pointers are 8
   int scalar_itemsize() const;
@@ -89,6 +99,9 @@ struct DType {
   std::string name() const; // "float32", "int8.vec(4)", "float32.ptr(16, local)"
   size_t hash() const;
 };
+
+static_assert(sizeof(DType) == 16 && std::has_unique_object_representations_v<DType>,
+              "DType::operator== compares its bytes: every byte must be a member");
 
 namespace dtypes {
 inline constexpr DType void_{ScalarType::Void}, index{ScalarType::Index}, bool_{ScalarType::Bool},

@@ -179,7 +179,7 @@ public:
   int64_t ivmax() const { return as_int(vmax_); }
   // Tensor-level shape (buffers, movement, elementwise and reduce over them); nullopt for
   // kernel-level nodes. A shape mismatch between sources raises tg::Error at make().
-  const std::optional<Shape>& shape() const { return *shape_; }
+  const std::optional<Shape>& shape() const { return shape_ ? *shape_ : kNoShape; }
   const std::shared_ptr<const std::optional<Shape>>& shape_ptr() const { return shape_; }
   // Every node reachable from this one, sources before users, this node last.
   const std::vector<const UOp*>& toposort() const;
@@ -234,8 +234,9 @@ private:
   mutable MemoSlot memo_;
   mutable std::atomic<uint64_t> fixed_under_{0};
 
+  static inline const std::optional<Shape> kNoShape;
   ConstValue vmin_, vmax_;
-  std::shared_ptr<const std::optional<Shape>> shape_;
+  std::shared_ptr<const std::optional<Shape>> shape_; // null: no shape (kernel level)
   mutable std::once_flag topo_once_, slice_once_;
   mutable std::unique_ptr<std::vector<const UOp*>> topo_;
   mutable std::unique_ptr<std::unordered_set<const UOp*>> slice_;
