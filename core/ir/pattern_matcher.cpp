@@ -656,26 +656,21 @@ struct CapturesPool {
   size_t depth = 0;
 };
 thread_local CapturesPool t_captures; // internal linkage: one TLS lookup per use
+} // namespace
 
-class PooledCaptures {
-public:
-  PooledCaptures() : pool_(t_captures) {
-    if (pool_.depth == pool_.levels.size()) pool_.levels.push_back(std::make_unique<Captures>());
-    caps_ = pool_.levels[pool_.depth++].get();
-  }
-  ~PooledCaptures() {
-    caps_->entries.clear(); // a throwing callback leaves its captures behind
-    caps_->root_ = nullptr;
-    --pool_.depth;
-  }
-  PooledCaptures(const PooledCaptures&) = delete;
-  PooledCaptures& operator=(const PooledCaptures&) = delete;
-  Captures& get() { return *caps_; }
+CapturesLease::CapturesLease() {
+  CapturesPool& pool = t_captures;
+  if (pool.depth == pool.levels.size()) pool.levels.push_back(std::make_unique<Captures>());
+  caps_ = pool.levels[pool.depth++].get();
+}
 
-private:
-  CapturesPool& pool_;
-  Captures* caps_;
-};
+CapturesLease::~CapturesLease() {
+  caps_->entries.clear(); // a throwing callback leaves its captures behind
+  caps_->root_ = nullptr;
+  --t_captures.depth;
+}
+
+namespace {
 
 // One rule on `node` whose root check passed (or has none): its rewrite, or null.
 UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures& caps) {
@@ -702,10 +697,16 @@ UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
                                const Rule** which) const {
+  if (by_op_[static_cast<size_t>(node->op)].empty()) return nullptr;
+  CapturesLease lease;
+  return rewrite(node, lease.get(), ctx, ctx_type, which);
+}
+
+UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
+                               const std::type_info* ctx_type, const Rule** which) const {
   const std::vector<uint32_t>& candidates = by_op_[static_cast<size_t>(node->op)];
   if (candidates.empty()) return nullptr;
-  PooledCaptures pooled;
-  Captures& caps = pooled.get();
+  caps.entries.clear(); // a callback that threw may have left its captures behind
   caps.root_ = &node;
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;

@@ -232,7 +232,7 @@ private:
   // One application of the matcher, checked.
   UOpPtr apply(const UOpPtr& n, size_t depth) {
     const Rule* rule = nullptr;
-    UOpPtr r = pm_.rewrite(n, ctx_, ctx_type_, &rule);
+    UOpPtr r = pm_.rewrite(n, caps_.get(), ctx_, ctx_type_, &rule);
     if (!r || r == n) return nullptr;
     if (!opts_.allow_dtype_change && r->dtype != n->dtype)
       throw SpecError("rewrite rule " + rule->name + " turned " + n->str() + " (dtype " +
@@ -309,6 +309,7 @@ private:
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
   const uint64_t pure_; // the matcher's pure id, 0 when it is not pure or has a context
+  CapturesLease caps_;  // the matcher's scratch, reused by every apply of this rewrite
   boost::container::small_vector<Frame, 32> stack_;
   NodeList made_; // the nodes the rewrite built, alive until it ends (see Frame)
   Memo nodes_;    // declared after made_: it frees the nodes' slots before they go

@@ -120,6 +120,21 @@ public:
   const std::type_info* ctx_type_ = nullptr;
 };
 
+// Captures lent from a per-thread pool for a scope, so that matching allocates nothing once a
+// thread has warmed up. Leases nest (a rule may run a rewrite of its own) and must end in the
+// reverse order of their start, on the thread that took them.
+class CapturesLease {
+public:
+  CapturesLease();
+  ~CapturesLease();
+  CapturesLease(const CapturesLease&) = delete;
+  CapturesLease& operator=(const CapturesLease&) = delete;
+  Captures& get() { return *caps_; }
+
+private:
+  Captures* caps_;
+};
+
 using RewriteFn = std::function<UOpPtr(const Captures&)>;
 
 struct Rule {
@@ -145,6 +160,11 @@ public:
   // `which`, when given, receives the rule that produced the rewrite.
   UOpPtr rewrite(const UOpPtr& node, void* ctx = nullptr, const std::type_info* ctx_type = nullptr,
                  const Rule** which = nullptr) const;
+  // The same with captures the caller holds across calls (graph_rewrite keeps one lease for
+  // the whole rewrite): no per-thread pool is looked up per node. `scratch` must not be in use
+  // further up the stack (a rule's nested rewrite takes its own lease).
+  UOpPtr rewrite(const UOpPtr& node, Captures& scratch, void* ctx, const std::type_info* ctx_type,
+                 const Rule** which) const;
 
   // The same rules, declared pure: each callback's answer depends on the matched nodes alone
   // (no context, no state of its own), so a node no rule rewrites never will be, and
