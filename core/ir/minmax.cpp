@@ -370,6 +370,49 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, std::span<const
   }
 }
 
+// Index arithmetic's common case without __int128 or the general dispatch: ADD, SUB, MUL or
+// MAX of two sources whose bounds are int64 values, no uint64 involved. False (nothing
+// written) when a bound overflows int64: the general path then decides, as it does for
+// everything else. A bound outside the dtype gives its full range, as int_result does.
+bool int64_binary(Ops op, DType dtype, const UOp& a, const UOp& b,
+                  std::pair<ConstValue, ConstValue>& out) {
+  using enum Ops;
+  if (op != ADD && op != SUB && op != MUL && op != MAX) return false;
+  if (is_u64(dtype) || is_u64(a.dtype) || is_u64(b.dtype)) return false;
+  const int64_t *alo = std::get_if<int64_t>(&a.vmin()), *ahi = std::get_if<int64_t>(&a.vmax()),
+                *blo = std::get_if<int64_t>(&b.vmin()), *bhi = std::get_if<int64_t>(&b.vmax());
+  if (alo == nullptr || ahi == nullptr || blo == nullptr || bhi == nullptr) return false;
+  int64_t lo = 0, hi = 0;
+  bool overflow = false;
+  switch (op) {
+  case ADD:
+    overflow = __builtin_add_overflow(*alo, *blo, &lo) || __builtin_add_overflow(*ahi, *bhi, &hi);
+    break;
+  case SUB:
+    overflow = __builtin_sub_overflow(*alo, *bhi, &lo) || __builtin_sub_overflow(*ahi, *blo, &hi);
+    break;
+  case MUL: {
+    std::array<int64_t, 4> p{};
+    overflow =
+        __builtin_mul_overflow(*alo, *blo, &p[0]) || __builtin_mul_overflow(*alo, *bhi, &p[1]) ||
+        __builtin_mul_overflow(*ahi, *blo, &p[2]) || __builtin_mul_overflow(*ahi, *bhi, &p[3]);
+    lo = std::min({p[0], p[1], p[2], p[3]});
+    hi = std::max({p[0], p[1], p[2], p[3]});
+    break;
+  }
+  default: // MAX
+    lo = std::max(*alo, *blo);
+    hi = std::max(*ahi, *bhi);
+    break;
+  }
+  if (overflow) return false;
+  if (lo < int_dtype_min(dtype) || hi > int_dtype_max(dtype))
+    out = full_range(dtype);
+  else
+    out = {lo, hi};
+  return true;
+}
+
 } // namespace
 
 std::pair<ConstValue, ConstValue> compute_vmin_vmax(Ops op, DType dtype,
@@ -379,6 +422,9 @@ std::pair<ConstValue, ConstValue> compute_vmin_vmax(Ops op, DType dtype,
   if (op == Ops::CONST) return const_range(dtype, arg);
   if (k == Kind::Float) return full_range(dtype);
   if (k == Kind::Bool) return bool_range(op, src, arg);
+  if (std::pair<ConstValue, ConstValue> r;
+      src.size() == 2 && int64_binary(op, dtype, *src[0], *src[1], r))
+    return r;
   return int_range(op, dtype, src, arg);
 }
 

@@ -91,6 +91,32 @@ TEST_SUITE("ir.uop") {
     CHECK(r->ivmax() == 0);
   }
 
+  TEST_CASE("vmin and vmax of sums and products that leave their dtype or int64") {
+    const auto var = [](const char* name, int64_t lo, int64_t hi, DType dt) {
+      return UOp::variable(name, lo, hi, dt);
+    };
+    const auto full = [](const UOpPtr& u, int64_t lo, int64_t hi) {
+      return u->ivmin() == lo && u->ivmax() == hi;
+    };
+    // int64 bounds that overflow: computed wider, and the node may wrap (the full range).
+    const UOpPtr big = var("big", 0, INT64_MAX, dtypes::int64);
+    CHECK(full(big + big, INT64_MIN, INT64_MAX));
+    CHECK(full(big * big, INT64_MIN, INT64_MAX));
+    CHECK(full(var("neg", INT64_MIN, -1, dtypes::int64) - big, INT64_MIN, INT64_MAX));
+    // Within int64 but outside int32: the int32 node's full range.
+    const UOpPtr i32 = var("w", -70000, 70000, dtypes::int32);
+    CHECK(full(i32 * i32, INT32_MIN, INT32_MAX));
+    CHECK(full(i32 * 2, -140000, 140000));
+    // Products take the extreme corners; MAX the larger bounds; SUB crosses them.
+    const UOpPtr a = var("a", -3, 5, dtypes::index), b = var("b", -7, 2, dtypes::index);
+    CHECK(full(a * b, -35, 21));
+    CHECK(full(a->maximum(b), -3, 5));
+    CHECK(full(a - b, -5, 12));
+    // uint64 bounds are capped at INT64_MAX, and a sum of them is still a uint64 range.
+    const UOpPtr u = var("u", 0, 10, dtypes::uint64);
+    CHECK(full(u + u, 0, 20));
+  }
+
   TEST_CASE("NodeSet and NodeMap keep every node through growth") {
     std::vector<UOpPtr> nodes;
     for (int i = 0; i < 1000; ++i) nodes.push_back(UOp::variable("v" + std::to_string(i), 0, i));
