@@ -196,9 +196,12 @@ private:
 
   const UOpPtr& lookup(const UOpPtr& n) {
     const UOpPtr** v = nodes_.find(n.get());
-    if (v == nullptr || *v == nullptr)
-      throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
+    if (v == nullptr || *v == nullptr) [[unlikely]]
+      no_replacement(n);
     return **v;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void no_replacement(const UOpPtr& n) {
+    throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
   }
 
   // `result` must outlive the rewrite (see Frame).
@@ -277,18 +280,17 @@ private:
 
   void stage1(const Frame& f) {
     const UOp& node = **f.new_n;
+    // The replacements stay alive in the memo, so a rebuild borrows them (no reference count
+    // is touched and nothing is allocated for the source list).
+    boost::container::small_vector<const UOp*, 4> new_src;
     bool changed = false;
-    for (const UOpPtr& s : node.src)
-      if (lookup(s) != s) {
-        changed = true;
-        break;
-      }
+    for (const UOpPtr& s : node.src) {
+      const UOp* r = lookup(s).get();
+      changed |= r != s.get();
+      new_src.push_back(r);
+    }
     UOpPtr next;
     if (changed) {
-      // The replacements stay alive in the memo, so the rebuild borrows them (no reference
-      // count is touched and nothing is allocated for the source list).
-      boost::container::small_vector<const UOp*, 4> new_src;
-      for (const UOpPtr& s : node.src) new_src.push_back(lookup(s).get());
       next = UOp::make_borrowed(node.op, node.dtype, new_src, node.arg);
     } else if (!opts_.bottom_up) {
       next = apply(*f.new_n, f.depth);

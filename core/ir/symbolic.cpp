@@ -18,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -111,10 +112,10 @@ struct Linear {
   DType dtype;
   Terms terms;
   int64_t k = 0;
-  // node -> position in terms, kept only for sums of more than kScan terms (a short sum is
-  // searched linearly, which allocates nothing).
+  // node -> position in terms, made only for sums of more than kScan terms (a short sum is
+  // searched linearly, and neither builds nor frees a map).
   static constexpr size_t kScan = 16;
-  std::unordered_map<const UOp*, size_t> index;
+  std::unique_ptr<std::unordered_map<const UOp*, size_t>> index;
 
   explicit Linear(DType d) : dtype(d) {}
   void add_term(const UOp& u, i128 coef) {
@@ -122,7 +123,7 @@ struct Linear {
       terms[i].second = wrap_to(i128{terms[i].second} + coef, dtype);
       return;
     }
-    if (!index.empty()) index.emplace(&u, terms.size());
+    if (index) index->emplace(&u, terms.size());
     terms.emplace_back(u.ptr(), coef == 1 ? 1 : wrap_to(coef, dtype));
     if (terms.size() == kScan + 1) reindex();
   }
@@ -143,18 +144,22 @@ struct Linear {
 
 private:
   size_t find(const UOp* u) const {
-    if (index.empty()) {
+    if (!index) {
       for (size_t i = 0; i < terms.size(); ++i)
         if (terms[i].first.get() == u) return i;
       return terms.size();
     }
-    auto it = index.find(u);
-    return it == index.end() ? terms.size() : it->second;
+    auto it = index->find(u);
+    return it == index->end() ? terms.size() : it->second;
   }
   void reindex() {
-    index.clear();
-    if (terms.size() <= kScan) return;
-    for (size_t i = 0; i < terms.size(); ++i) index.emplace(terms[i].first.get(), i);
+    if (terms.size() <= kScan) {
+      index.reset();
+      return;
+    }
+    if (!index) index = std::make_unique<std::unordered_map<const UOp*, size_t>>();
+    index->clear();
+    for (size_t i = 0; i < terms.size(); ++i) index->emplace(terms[i].first.get(), i);
   }
 };
 
@@ -849,7 +854,7 @@ UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
   }
   auto lin_opt = linear_of(x);
   if (!lin_opt || lin_opt->terms.empty()) return nullptr;
-  Linear lin = *lin_opt;
+  Linear lin = std::move(*lin_opt);
   const i128 cp = c - lin.k; // sum(a_i t_i) < cp
   if (!fits(cp, dt)) return nullptr;
   lin.k = 0;
@@ -885,7 +890,7 @@ UOpPtr fold_const_lt(const UOpPtr& cnode, const UOpPtr& x) {
   const DType dt = x->dtype;
   auto lin_opt = linear_of(x);
   if (!lin_opt || lin_opt->terms.empty()) return nullptr;
-  Linear lin = *lin_opt;
+  Linear lin = std::move(*lin_opt);
   const i128 cp = i128{ival(cnode)} - lin.k; // cp < sum(a_i t_i)
   if (!fits(cp, dt)) return nullptr;
   lin.k = 0;
@@ -907,7 +912,7 @@ UOpPtr fold_eq_const(const UOpPtr& root, const UOpPtr& x, const UOpPtr& cnode) {
   const DType dt = x->dtype;
   auto lin_opt = linear_of(x);
   if (!lin_opt || lin_opt->terms.empty()) return nullptr;
-  Linear lin = *lin_opt;
+  Linear lin = std::move(*lin_opt);
   const i128 c = ival(cnode);
   // x + k == c <=> x == c - k holds in wrap-around arithmetic too.
   if (lin.k != 0) {
