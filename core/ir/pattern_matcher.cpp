@@ -515,11 +515,6 @@ UPat operator%(const UPat& a, double c) { return a % UPat::const_(c); }
 
 // ---- Captures ----
 
-const UOpPtr& Captures::root() const {
-  static const UOpPtr none;
-  return root_ != nullptr ? *root_ : none;
-}
-
 const UOpPtr& Captures::operator[](std::string_view name) const {
   for (const Entry& e : entries)
     if (e.name == name) return e.node();
@@ -613,7 +608,7 @@ PatternMatcher::PatternMatcher(std::vector<Rule> rules, std::source_location loc
 }
 
 PatternMatcher::PatternMatcher(const PatternMatcher& o)
-    : rules_(o.rules_), by_op_(o.by_op_), where_(o.where_), pure_id_(o.pure_id_) {
+    : rules_(o.rules_), where_(o.where_), pure_id_(o.pure_id_) {
   index_rules();
 }
 
@@ -640,9 +635,11 @@ void PatternMatcher::index_rules() {
   by_op_.assign(kNumOps, {});
   for (size_t i = 0; i < rules_.size(); ++i) {
     OpSet ops = rules_[i].pat.root_ops();
+    const Program& pr = *programs_[i];
     for (int op = 0; op < kNumOps; ++op)
       if (ops.empty() || ops.contains(static_cast<Ops>(op)))
-        by_op_[static_cast<size_t>(op)].push_back(static_cast<uint32_t>(i));
+        by_op_[static_cast<size_t>(op)].push_back(
+            {&rules_[i], &pr, static_cast<uint32_t>(i), pr.walkable && !pr.trivial});
   }
   stats_ = std::make_shared<std::vector<RuleStats>>(rules_.size());
   if (track_match_stats() > 0) StatsRegistry::get().add(rules_, stats_);
@@ -704,33 +701,41 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_in
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
                                const std::type_info* ctx_type, const Rule** which) const {
-  const std::vector<uint32_t>& candidates = by_op_[static_cast<size_t>(node->op)];
+  const std::vector<Candidate>& candidates = by_op_[static_cast<size_t>(node->op)];
   if (candidates.empty()) return nullptr;
   caps.entries.clear(); // a callback that threw may have left its captures behind
   caps.root_ = &node;
   caps.ctx_ = ctx;
   caps.ctx_type_ = ctx_type;
-  const bool tracking = track_match_stats() > 0;
+  if (track_match_stats() > 0) [[unlikely]]
+    return rewrite_tracked(node, caps, which);
   const OpSet src_ops = source_ops(*node);
-  for (uint32_t idx : candidates) {
-    const Rule& rule = rules_[idx];
-    const Program& pr = *programs_[idx];
-    UOpPtr result;
-    if (!tracking) {
-      if (pr.walkable && !pr.trivial && !pr.may_match(*node, src_ops)) continue;
-      result = attempt(rule, pr, node, caps);
-    } else {
-      auto t0 = std::chrono::steady_clock::now();
-      if (!pr.walkable || pr.trivial || pr.may_match(*node, src_ops))
-        result = attempt(rule, pr, node, caps);
-      auto dt = std::chrono::steady_clock::now() - t0;
-      RuleStats& s = (*stats_)[idx];
-      s.attempts.fetch_add(1, std::memory_order_relaxed);
-      s.time_ns.fetch_add(static_cast<uint64_t>(dt.count()), std::memory_order_relaxed);
-      if (result) s.matches.fetch_add(1, std::memory_order_relaxed);
+  for (const Candidate& c : candidates) {
+    if (c.prefilter && !c.program->may_match(*node, src_ops)) continue;
+    if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
+      if (which) *which = c.rule;
+      return result;
     }
+  }
+  return nullptr;
+}
+
+// rewrite() with each rule's attempts, matches and time counted (TRACK_MATCH_STATS).
+UOpPtr PatternMatcher::rewrite_tracked(const UOpPtr& node, Captures& caps,
+                                       const Rule** which) const {
+  const OpSet src_ops = source_ops(*node);
+  for (const Candidate& c : by_op_[static_cast<size_t>(node->op)]) {
+    UOpPtr result;
+    auto t0 = std::chrono::steady_clock::now();
+    if (!c.prefilter || c.program->may_match(*node, src_ops))
+      result = attempt(*c.rule, *c.program, node, caps);
+    auto dt = std::chrono::steady_clock::now() - t0;
+    RuleStats& s = (*stats_)[c.index];
+    s.attempts.fetch_add(1, std::memory_order_relaxed);
+    s.time_ns.fetch_add(static_cast<uint64_t>(dt.count()), std::memory_order_relaxed);
     if (result) {
-      if (which) *which = &rule;
+      s.matches.fetch_add(1, std::memory_order_relaxed);
+      if (which) *which = c.rule;
       return result;
     }
   }

@@ -95,7 +95,8 @@ public:
   // the rule and raises tg::Error naming it.
   const UOpPtr& operator[](std::string_view name) const;
   bool has(std::string_view name) const;
-  const UOpPtr& root() const; // the node the pattern's root matched (null outside a rewrite)
+  // The node the pattern's root matched (null outside a rewrite).
+  const UOpPtr& root() const { return root_ != nullptr ? *root_ : kNoRoot; }
 
   // The context passed to graph_rewrite, as T. A rule that needs a context its rewrite was
   // not given raises tg::Error.
@@ -116,6 +117,7 @@ public:
   };
   std::vector<Entry> entries;
   const UOpPtr* root_ = nullptr;
+  static inline const UOpPtr kNoRoot;
   void* ctx_ = nullptr;
   const std::type_info* ctx_type_ = nullptr;
 };
@@ -184,8 +186,16 @@ public:
 private:
   void index_rules();
   std::vector<Rule> rules_;
+  // A rule offered to nodes of one root op, with what the matcher reads first at hand.
+  struct Candidate {
+    const Rule* rule;
+    const Program* program;
+    uint32_t index; // in rules_
+    bool prefilter; // may_match decides first (a walkable pattern with sources to check)
+  };
   std::vector<std::shared_ptr<const Program>> programs_; // one per rule
-  std::vector<std::vector<uint32_t>> by_op_;             // rule indices to try for each root op
+  std::vector<std::vector<Candidate>> by_op_;            // the rules to try for each root op
+  UOpPtr rewrite_tracked(const UOpPtr& node, Captures& caps, const Rule** which) const;
   std::string where_;
   std::shared_ptr<std::vector<RuleStats>> stats_;
   uint64_t pure_id_ = 0;
