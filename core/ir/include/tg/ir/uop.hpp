@@ -175,8 +175,15 @@ public:
   size_t hash() const { return hash_; }
   const ConstValue& vmin() const { return vmin_; } // value range (interval analysis)
   const ConstValue& vmax() const { return vmax_; }
-  int64_t ivmin() const { return as_int(vmin_); }
-  int64_t ivmax() const { return as_int(vmax_); }
+  // Integer bounds (most nodes' bounds are int64 already: no call for those).
+  int64_t ivmin() const {
+    const int64_t* i = std::get_if<int64_t>(&vmin_);
+    return i != nullptr ? *i : as_int(vmin_);
+  }
+  int64_t ivmax() const {
+    const int64_t* i = std::get_if<int64_t>(&vmax_);
+    return i != nullptr ? *i : as_int(vmax_);
+  }
   // Tensor-level shape (buffers, movement, elementwise and reduce over them); nullopt for
   // kernel-level nodes. A shape mismatch between sources raises tg::Error at make().
   const std::optional<Shape>& shape() const { return shape_ ? *shape_ : kNoShape; }
