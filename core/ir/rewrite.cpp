@@ -115,7 +115,7 @@ public:
   Memo& operator=(const Memo&) = delete;
 
   // The entry of `n`, or null when the rewrite has not seen it. A null value: in progress.
-  const UOpPtr** find(const UOp* n) {
+  [[gnu::always_inline]] const UOpPtr** find(const UOp* n) {
     UOp::MemoSlot& slot = n->memo_slot();
     if (slot.owner.load(std::memory_order_relaxed) == id_) return &slot.value;
     if (overflow_empty_) return nullptr;
@@ -123,8 +123,13 @@ public:
   }
   // The entry of `n`, created (in progress) when absent. `claim`, when given, receives the
   // index of the slot this call claimed in the node, or NodeList::kNoClaim.
-  const UOpPtr*& insert(const UOp* n, uint32_t* claim = nullptr) {
+  [[gnu::always_inline]] const UOpPtr*& insert(const UOp* n, uint32_t* claim = nullptr) {
     if (const UOpPtr** v = find(n)) return *v;
+    return claim_or_overflow(n, claim);
+  }
+
+private:
+  const UOpPtr*& claim_or_overflow(const UOp* n, uint32_t* claim) {
     UOp::MemoSlot& slot = n->memo_slot();
     uint64_t free_slot = 0;
     if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
@@ -137,6 +142,8 @@ public:
     overflow_empty_ = false;
     return overflow_[n];
   }
+
+public:
   // Forgets `n`, whose slot this rewrite claimed as claimed_[claim], before the node goes.
   void unclaim(const UOp* n, uint32_t claim) {
     n->memo_slot().value = nullptr;
