@@ -96,22 +96,27 @@ UOpPtr cst(DType d, i128 v) {
   if (scalar_int(d)) return UOp::make(CONST, d, {}, Arg(wrap_to(v, d)));
   return UOp::const_(d, wrap_to(v, d));
 }
-UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) {
-  const std::array<const UOp*, 2> src{a.get(), b.get()};
+UOpPtr bin(Ops op, const UOp* a, const UOp* b) {
+  const std::array<const UOp*, 2> src{a, b};
   return UOp::make_borrowed(op, a->dtype, src);
 }
+UOpPtr bin(Ops op, const UOpPtr& a, const UOpPtr& b) { return bin(op, a.get(), b.get()); }
+UOpPtr bin(Ops op, const UOp* a, const UOpPtr& b) { return bin(op, a, b.get()); }
 UOpPtr lt(const UOpPtr& a, const UOpPtr& b) { return a->lt(b); }
 
 // ---- linear form --------------------------------------------------------------------------
 
-// coef*node terms; most sums have a few, kept inline.
-using Terms = boost::container::small_vector<std::pair<UOpPtr, int64_t>, 8>;
+// coef*node terms; most sums have a few, kept inline. A term borrows its node: it is a node of
+// the graph the form was read from, which the caller holds (or one the form keeps, `keep`),
+// so reading and dropping terms touches no reference count.
+using Terms = boost::container::small_vector<std::pair<const UOp*, int64_t>, 8>;
 
 // A sum of terms coef*node plus a constant, coefficients wrapped to the dtype.
 struct Linear {
   DType dtype;
   Terms terms;
   int64_t k = 0;
+  std::vector<UOpPtr> keep; // nodes built for this form whose parts its terms may borrow
   // node -> position in terms, made only for sums of more than kScan terms (a short sum is
   // searched linearly, and neither builds nor frees a map).
   static constexpr size_t kScan = 16;
@@ -124,10 +129,15 @@ struct Linear {
       return;
     }
     if (index) index->emplace(&u, terms.size());
-    terms.emplace_back(u.ptr(), coef == 1 ? 1 : wrap_to(coef, dtype));
+    terms.emplace_back(&u, coef == 1 ? 1 : wrap_to(coef, dtype));
     if (terms.size() == kScan + 1) reindex();
   }
-  void add_term(const UOpPtr& u, i128 coef) { add_term(*u, coef); }
+  void add_term(const UOp* u, i128 coef) { add_term(*u, coef); }
+  // A term over a node built for this form: the form keeps it alive.
+  void add_built(UOpPtr u, i128 coef) {
+    add_term(*u, coef);
+    keep.push_back(std::move(u));
+  }
   void add_const(i128 v) { k = wrap_to(i128{k} + v, dtype); }
   // Removes zero terms (and any in `drop`), keeping the order.
   void compact(const std::vector<bool>& drop = {}) {
@@ -146,7 +156,7 @@ private:
   size_t find(const UOp* u) const {
     if (!index) {
       for (size_t i = 0; i < terms.size(); ++i)
-        if (terms[i].first.get() == u) return i;
+        if (terms[i].first == u) return i;
       return terms.size();
     }
     auto it = index->find(u);
@@ -159,7 +169,7 @@ private:
     }
     if (!index) index = std::make_unique<std::unordered_map<const UOp*, size_t>>();
     index->clear();
-    for (size_t i = 0; i < terms.size(); ++i) index->emplace(terms[i].first.get(), i);
+    for (size_t i = 0; i < terms.size(); ++i) index->emplace(terms[i].first, i);
   }
 };
 
@@ -209,7 +219,7 @@ bool plain_binary(const UOp& u, Ops op) {
   return u.op == op && u.src.size() == 2 && std::holds_alternative<std::monostate>(u.arg) &&
          u.dtype == u.src[0]->dtype;
 }
-bool is_term_of(const UOp& u, const UOpPtr& node, int64_t coef, DType dt);
+bool is_term_of(const UOp& u, const UOp* node, int64_t coef, DType dt);
 
 // The deepest sum inside `hint` that build() would make for lin's first terms, and how many
 // terms it covers (0: none). A sum rebuilt after a change near its end (a constant, a term
@@ -249,7 +259,7 @@ UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
   for (size_t i = first; i < lin.terms.size(); ++i) {
     const auto& [node, coef] = lin.terms[i];
     if (coef == 0) continue;
-    UOpPtr t = coef == 1 ? node : bin(MUL, node, cst(lin.dtype, coef));
+    UOpPtr t = coef == 1 ? node->ptr() : bin(MUL, node, cst(lin.dtype, coef));
     acc = acc ? bin(ADD, acc, t) : t;
   }
   if (!acc) return cst(lin.dtype, lin.k);
@@ -258,6 +268,7 @@ UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
 
 Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num / den, exactly
   Linear r(lin.dtype);
+  r.keep = lin.keep;
   for (const auto& [n, c] : lin.terms) r.add_term(n, div_trunc(i128{c} * num, den));
   r.add_const(div_trunc(i128{lin.k} * num, den));
   r.drop_zeros();
@@ -294,7 +305,7 @@ bool merge_divmod(Linear& lin) {
     const auto is_div = [](const auto& t) { return t.first->op == IDIV; };
     if (std::none_of(lin.terms.begin(), lin.terms.end(), is_div)) return true;
     for (size_t i = 0; i < lin.terms.size() && !again; ++i) {
-      const UOpPtr m = lin.terms[i].first;
+      const UOp* m = lin.terms[i].first; // a node of the graph, alive after its term goes
       if (m->op != MOD || !m->src[1]->is_const() || ival(m->src[1]) == 0) continue;
       const int64_t a = lin.terms[i].second;
       const size_t twin = div_twin(lin, *m);
@@ -320,7 +331,7 @@ bool merge_divmod(Linear& lin) {
     again = false;
     std::unordered_map<const UOp*, std::vector<size_t>> groups; // divisor node -> terms
     for (size_t i = 0; i < lin.terms.size(); ++i) {
-      const UOpPtr& d = lin.terms[i].first;
+      const UOp* d = lin.terms[i].first;
       if (d->op == IDIV && d->src[1]->is_const()) groups[d->src[1].get()].push_back(i);
     }
     for (auto& [dnode, members] : groups) {
@@ -353,6 +364,7 @@ bool merge_divmod(Linear& lin) {
         std::vector<bool> drop(lin.terms.size(), false);
         for (auto [j, i] : offs) drop[i] = true;
         lin.compact(drop);
+        lin.keep.push_back(base);
         if (!linearize(base, coef, lin)) return false;
         lin.drop_zeros();
         again = true;
@@ -421,9 +433,9 @@ bool already_canonical(const UOp& root) {
 
 // Whether build(lin) is `root`, decided without building: most sums a rewrite meets are
 // canonical already, and building the form only to compare it interns a node per term.
-bool is_term_of(const UOp& u, const UOpPtr& node, int64_t coef, DType dt) {
-  if (coef == 1) return &u == node.get();
-  return plain_binary(u, MUL) && u.src[0] == node && canonical_const(*u.src[1], dt) == coef;
+bool is_term_of(const UOp& u, const UOp* node, int64_t coef, DType dt) {
+  if (coef == 1) return &u == node;
+  return plain_binary(u, MUL) && u.src[0].get() == node && canonical_const(*u.src[1], dt) == coef;
 }
 
 bool is_build_of(const Linear& lin, const UOp& root) {
@@ -677,7 +689,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   }
   // One term that takes two values: the result is affine in it.
   if (lin.terms.size() == 1 && lin.terms[0].first->ivmax() - lin.terms[0].first->ivmin() == 1) {
-    const UOpPtr& v = lin.terms[0].first;
+    const UOp* v = lin.terms[0].first;
     const i128 f = lin.terms[0].second;
     const i128 n1 = f * v->ivmin() + k, n2 = f * v->ivmax() + k;
     const i128 y1 = is_mod ? n1 % c : n1 / c, y2 = is_mod ? n2 % c : n2 / c;
@@ -735,7 +747,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   } else {
     // (y//a + b)//c -> (y + b*a)//(a*c) for y >= 0, b >= 0, a > 0.
     if (lin.terms.size() == 1 && lin.terms[0].second == 1 && k >= 0) {
-      const UOpPtr& t = lin.terms[0].first;
+      const UOp* t = lin.terms[0].first;
       if (t->op == IDIV && t->src[1]->is_const() && ival(t->src[1]) > 0 &&
           t->src[0]->ivmin() >= 0 && no_wrap(*t->src[0])) {
         const i128 a = ival(t->src[1]);
@@ -796,7 +808,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
     UOpPtr result;
     if (is_mod) {
       Linear out(dt);
-      if (cg != 1) out.add_term(bin(MOD, rn, cst(dt, cg)), g);
+      if (cg != 1) out.add_built(bin(MOD, rn, cst(dt, cg)), g);
       out.add_const(kr % g);
       out.drop_zeros();
       result = build(out);
@@ -804,7 +816,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
       if (cg == 1) {
         if (!linearize(rn, 1, quo)) return nullptr;
       } else {
-        quo.add_term(bin(IDIV, rn, cst(dt, cg)), 1);
+        quo.add_built(bin(IDIV, rn, cst(dt, cg)), 1);
       }
       quo.drop_zeros();
       result = build(quo);
@@ -855,12 +867,14 @@ UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
   auto lin_opt = linear_of(x);
   if (!lin_opt || lin_opt->terms.empty()) return nullptr;
   Linear lin = std::move(*lin_opt);
+  const bool had_const = lin.k != 0;
   const i128 cp = c - lin.k; // sum(a_i t_i) < cp
   if (!fits(cp, dt)) return nullptr;
   lin.k = 0;
   if (lin.terms.size() == 1) {
-    const auto [t, a] = lin.terms[0];
-    if (a == 1) return lin_opt->k != 0 ? lt(t, cst(dt, cp)) : nullptr;
+    const UOpPtr t = lin.terms[0].first->ptr();
+    const int64_t a = lin.terms[0].second;
+    if (a == 1) return had_const ? lt(t, cst(dt, cp)) : nullptr;
     if (a > 0) return lt(t, cst(dt, ceildiv(cp, a))); // t*a < cp <=> t < ceil(cp/a)
     return lt(cst(dt, floordiv(cp, a)), t);           // a < 0: t > cp/a <=> floor(cp/a) < t
   }
@@ -881,7 +895,7 @@ UOpPtr fold_lt_const(const UOpPtr& x, const UOpPtr& cnode) {
       return lt(build(m), cst(dt, cp / d));
     }
   }
-  return lin_opt->k != 0 ? lt(build(lin), cst(dt, cp)) : nullptr;
+  return had_const ? lt(build(lin), cst(dt, cp)) : nullptr;
 }
 
 // c < x for a signed integer x that does not wrap.
@@ -891,19 +905,21 @@ UOpPtr fold_const_lt(const UOpPtr& cnode, const UOpPtr& x) {
   auto lin_opt = linear_of(x);
   if (!lin_opt || lin_opt->terms.empty()) return nullptr;
   Linear lin = std::move(*lin_opt);
+  const bool had_const = lin.k != 0;
   const i128 cp = i128{ival(cnode)} - lin.k; // cp < sum(a_i t_i)
   if (!fits(cp, dt)) return nullptr;
   lin.k = 0;
   if (lin.terms.size() == 1) {
-    const auto [t, a] = lin.terms[0];
-    if (a == 1) return lin_opt->k != 0 ? lt(cst(dt, cp), t) : nullptr;
+    const UOpPtr t = lin.terms[0].first->ptr();
+    const int64_t a = lin.terms[0].second;
+    if (a == 1) return had_const ? lt(cst(dt, cp), t) : nullptr;
     if (a > 0) return lt(cst(dt, floordiv(cp, a)), t); // t > cp/a <=> floor(cp/a) < t
     return lt(t, cst(dt, ceildiv(cp, a)));             // a < 0: t < cp/a <=> t < ceil(cp/a)
   }
   i128 g = 0;
   for (const auto& t : lin.terms) g = gcd128(g, t.second);
   if (g > 1) return lt(cst(dt, floordiv(cp, g)), build(scaled(lin, 1, g)));
-  return lin_opt->k != 0 ? lt(cst(dt, cp), build(lin)) : nullptr;
+  return had_const ? lt(cst(dt, cp), build(lin)) : nullptr;
 }
 
 // x != c and x == c for an integer x.
