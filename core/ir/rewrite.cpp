@@ -128,22 +128,6 @@ public:
     return claim_or_overflow(n, claim);
   }
 
-private:
-  const UOpPtr*& claim_or_overflow(const UOp* n, uint32_t* claim) {
-    UOp::MemoSlot& slot = n->memo_slot();
-    uint64_t free_slot = 0;
-    if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
-      if (claim != nullptr && claimed_.size() < NodeList::kNoClaim)
-        *claim = static_cast<uint32_t>(claimed_.size());
-      claimed_.push_back(n);
-      return slot.value;
-    }
-    overflow_empty_ = false;
-    return overflow_[n];
-  }
-
-public:
   // Forgets `n`, whose slot this rewrite claimed as claimed_[claim], before the node goes.
   void unclaim(const UOp* n, uint32_t claim) {
     n->memo_slot().value = nullptr;
@@ -162,6 +146,22 @@ public:
   }
 
 private:
+  // insert's slow half: claim n's slot for this rewrite, or use the overflow map when another
+  // rewrite holds it.
+  const UOpPtr*& claim_or_overflow(const UOp* n, uint32_t* claim) {
+    UOp::MemoSlot& slot = n->memo_slot();
+    uint64_t free_slot = 0;
+    if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      if (claim != nullptr && claimed_.size() < NodeList::kNoClaim)
+        *claim = static_cast<uint32_t>(claimed_.size());
+      claimed_.push_back(n);
+      return slot.value;
+    }
+    overflow_empty_ = false;
+    return overflow_[n];
+  }
+
   static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
   const uint64_t id_;
   ClaimList claimed_;
