@@ -296,6 +296,7 @@ private:
       changed |= r != s.get();
       new_src.push_back(r);
     }
+    if (changed && pure_ != 0 && !opts_.bottom_up) return rebuild_detached(f, new_src);
     UOpPtr next;
     if (changed) {
       next = UOp::make_borrowed(node.op, node.dtype, new_src, node.arg);
@@ -311,6 +312,46 @@ private:
     const UOpPtr* kept = keep(std::move(next), changed);
     stack_.push_back({f.n, kept, 2, f.kept, f.depth + 1});
     stack_.push_back({kept, kept, 0, true, f.depth + 1});
+  }
+
+  // Stage 1 of a node whose sources changed, under a pure matcher in top-down mode: the
+  // rebuilt node is matched before it is interned. Most rebuilt nodes are rewritten by a rule
+  // (under symbolic(), three in five), and one that nothing keeps need not be entered in the
+  // node table, then unlinked from it when it goes. Equivalent to interning it first: a pure
+  // matcher's answer depends on the node's content alone.
+  void rebuild_detached(const Frame& f, std::span<const UOp* const> new_src) {
+    const UOp& node = **f.new_n;
+    UOpPtr candidate = UOp::make_detached(node.op, node.dtype, new_src, node.arg);
+    UOpPtr r = apply(candidate, f.depth + 1);
+    if (r && candidate->use_count() == 1) {
+      // Rewritten, and the result does not contain the candidate: it goes now, unlisted.
+      candidate = nullptr;
+      const UOpPtr* kept = keep(std::move(r));
+      stack_.push_back({f.n, kept, 2, f.kept, f.depth + 2});
+      stack_.push_back({kept, kept, 0, true, f.depth + 2});
+      return;
+    }
+    UOpPtr n = UOp::enlist(std::move(candidate));
+    if (r) {
+      // The result contains the candidate (or its rule kept it): the interned node takes the
+      // usual path, so the graph never holds a node outside the table.
+      r = nullptr;
+      const UOpPtr* kept = keep(std::move(n), true);
+      stack_.push_back({f.n, kept, 2, f.kept, f.depth + 1});
+      stack_.push_back({kept, kept, 0, true, f.depth + 1});
+      return;
+    }
+    // No rule applies and its sources are final: the node is final (as stage 1 would find it).
+    if (const UOpPtr** seen = nodes_.find(n.get())) {
+      if (*seen == nullptr)
+        throw RewriteError("graph_rewrite did not reach a fixed point: " + n->str() +
+                           " was rewritten into a graph that contains itself (the rules cycle)");
+      return link(*f.n, **seen);
+    }
+    const UOpPtr* kept = keep(std::move(n));
+    link(*kept, *kept);
+    (*kept)->fixed_under().store(pure_, std::memory_order_relaxed);
+    link(*f.n, *kept);
   }
 
   const PatternMatcher& pm_;

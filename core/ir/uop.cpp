@@ -233,6 +233,31 @@ struct UOpTable {
     return UOpPtr(twin, UOpPtr::Adopt{});
   }
 
+  // A node built outside the table (UOp::make_detached).
+  template <class Src>
+  static UOpPtr build_detached(Ops op, DType dtype, std::span<Src> src, Arg&& arg) {
+    const size_t h = node_hash(op, dtype, src, arg);
+    UOp* node = build_node(op, dtype, src, nullptr, std::move(arg), h);
+    node->listed_ = false;
+    node->refs_.store(1, std::memory_order_relaxed);
+    return UOpPtr(node, UOpPtr::Adopt{});
+  }
+
+  // Enters the detached node `u` (UOp::enlist), or returns its twin.
+  static UOpPtr enlist(UOpPtr u) {
+    UOp* node = const_cast<UOp*>(u.get());
+    Shard& sh = get().shard(node->hash_);
+    std::lock_guard lock(sh.mu);
+    if (UOp* twin = find_live(sh, node->hash_, node->op, node->dtype,
+                              std::span<const UOpPtr>(node->src), node->arg))
+      return UOpPtr(twin, UOpPtr::Adopt{});
+    node->listed_ = true;
+    sh.reserve_one();
+    sh.place(Slot::make(node->hash_, node));
+    ++sh.count;
+    return u;
+  }
+
   // The bytes of a node's block: the node, then its sources.
   static size_t block_bytes(size_t nsrc) { return sizeof(UOp) + nsrc * sizeof(UOpPtr); }
 
@@ -308,7 +333,7 @@ struct UOpTable {
     while (!pending.empty()) {
       const UOp* n = pending.back();
       pending.pop_back();
-      unlink(n);
+      if (n->listed_) unlink(n);
       free_node(n); // releasing its sources may push them onto `pending`
     }
     t_pending = nullptr;
@@ -385,16 +410,20 @@ private:
 // Built before main, so that no caller sees the node count jump at its first constant.
 [[maybe_unused]] const SmallConsts& g_small_consts = SmallConsts::get();
 
+template <class Src> void require_sources(Ops op, std::span<Src> src) {
+  for (size_t i = 0; i < src.size(); ++i)
+    if (!raw(src[i]))
+      throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
+                      std::to_string(i) + " is null");
+}
+
 } // namespace
 
 template <class Src>
 UOpPtr UOp::make_impl(Ops op, DType dtype, std::span<Src> src, std::vector<UOpPtr>* owned,
                       Arg&& arg) {
   if (const UOpPtr* c = SmallConsts::find(op, dtype, arg); c != nullptr && src.empty()) return *c;
-  for (size_t i = 0; i < src.size(); ++i)
-    if (!raw(src[i]))
-      throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
-                      std::to_string(i) + " is null");
+  require_sources(op, src);
   strip_bindings(arg);
   UOpPtr u = UOpTable::intern(op, dtype, src, owned, std::move(arg));
   if (spec_checking()) verify_node(*u);
@@ -412,6 +441,19 @@ UOpPtr UOp::make(Ops op, DType dtype, std::initializer_list<UOpPtr> src, Arg arg
 
 UOpPtr UOp::make_borrowed(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg) {
   return make_impl(op, dtype, src, nullptr, std::move(arg));
+}
+
+UOpPtr UOp::make_detached(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg) {
+  require_sources(op, src);
+  strip_bindings(arg);
+  UOpPtr u = UOpTable::build_detached(op, dtype, src, std::move(arg));
+  if (spec_checking()) verify_node(*u);
+  return u;
+}
+
+UOpPtr UOp::enlist(UOpPtr u) {
+  if (!u || u->listed_) throw Error("UOp::enlist takes a detached node (UOp::make_detached)");
+  return UOpTable::enlist(std::move(u));
 }
 
 UOpPtr UOp::const_(DType dtype, ConstValue v) {

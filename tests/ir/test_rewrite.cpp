@@ -89,6 +89,62 @@ TEST_SUITE("ir.rewrite") {
     CHECK(peak > before);
   }
 
+  TEST_CASE("under a pure matcher a rebuilt node is matched before it enters the node table") {
+    // (a+1)+1+... : every level is rebuilt over its source's replacement and folded by a rule.
+    // The pure matcher sees each rebuilt node detached; the result holds only interned nodes,
+    // the same as the rules give without the shortcut (a context turns purity off).
+    int detached = 0, matched = 0;
+    const PatternMatcher watch = (PatternMatcher({{UPat::var("x"),
+                                                   [&](const Captures& c) {
+                                                     ++matched;
+                                                     detached += !c.root()->listed();
+                                                     return UOpPtr();
+                                                   }}}) +
+                                  fold())
+                                     .as_pure();
+    UOpPtr a = var("a");
+    UOpPtr x = a;
+    for (int i = 0; i < 300; ++i) x = x + 1;
+    const size_t before = UOp::live_count();
+    const UOpPtr out = graph_rewrite(x, watch);
+    CHECK(out == a + 300);
+    CHECK(detached == 298); // levels 3..300: the first two levels' sources do not change
+    CHECK(detached < matched);
+    int ctx = 0;
+    CHECK(graph_rewrite(x, watch, ctx) == out);
+    for (const UOp* u : out->toposort()) {
+      CHECK(u->listed());
+      CHECK(UOp::make(u->op, u->dtype, std::vector<UOpPtr>(u->src), u->arg).get() == u);
+    }
+    CHECK(slots_taken(x) == 0);
+    CHECK(UOp::live_count() <= before + 2); // a+300 and the constant 300
+    // A rebuilt node that no rule changes is interned and final.
+    UOpPtr b = var("b");
+    const UOpPtr y = graph_rewrite(((a + 0) * b) * 3, fold().as_pure());
+    CHECK(y == (a * b) * 3);
+    CHECK(y->listed());
+    CHECK(y->src[0]->listed());
+  }
+
+  TEST_CASE("a pure rule whose result contains its rebuilt node still reports the cycle") {
+    // MUL(x, 3) -> MAX(root, 0): the result holds the node it rewrote. The detached
+    // candidate is entered in the table, and the rewrite reports the cycle as it would
+    // without the shortcut.
+    const PatternMatcher wrap =
+        PatternMatcher({{UPat::var("x") * 3,
+                         [](const Captures& c) {
+                           return c.root()->maximum(c.root()->const_like(int64_t{0}));
+                         }}}) +
+        fold();
+    UOpPtr a = var("a");
+    const UOpPtr e = (a + 0) * 3; // rebuilt as a*3, then wrapped
+    CHECK_THROWS_WITH_AS(graph_rewrite(e, wrap.as_pure()), doctest::Contains("contains itself"),
+                         RewriteError);
+    CHECK_THROWS_WITH_AS(graph_rewrite(e, wrap), doctest::Contains("contains itself"),
+                         RewriteError);
+    CHECK(slots_taken(e) == 0);
+  }
+
   TEST_CASE("a node rebuilt again after it was freed gets the same replacement") {
     UOpPtr a = var("a"), b = var("b");
     // y + 1 is rebuilt (as a + 1) under both parents; it is freed after the first, so the

@@ -6,6 +6,7 @@
 // TG_SYMBOLIC_PROPERTY_N sets the number of expressions (default 8000); the seed is fixed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tg/ir/print.hpp"
+#include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
 #include "tg/knobs.hpp"
 
@@ -286,6 +288,18 @@ Stats run_property(int64_t n_exprs, uint64_t seed, bool wide) {
     st.nodes_after += static_cast<int64_t>(after);
     st.reduced += after < before;
     st.grown += after > before;
+    // symbolic() is pure, so graph_rewrite matches rebuilt nodes before interning them; with
+    // a context it takes the plain path. Both must give the same graph, of interned nodes.
+    int no_purity = 0;
+    if (graph_rewrite(e, symbolic(), no_purity) != s) {
+      FAIL_CHECK("matching rebuilt nodes detached changed the result on " << render_expr(e));
+      ++st.failures;
+    }
+    if (!std::all_of(s->toposort().begin(), s->toposort().end(),
+                     [](const UOp* u) { return u->listed(); })) {
+      FAIL_CHECK("a detached node was left in " << render_expr(s));
+      ++st.failures;
+    }
     if (simplify(s) != s) {
       FAIL_CHECK("simplify is not idempotent on " << render_expr(e) << ": " << render_expr(s)
                                                   << " -> " << render_expr(simplify(s)));

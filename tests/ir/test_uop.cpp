@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <thread>
 
@@ -197,6 +198,41 @@ TEST_SUITE("ir.uop") {
       UOpPtr a = UOp::variable("freed_a", 0, 10);
       UOpPtr e = (a + 1) * 2;
       CHECK(UOp::live_count() > before);
+    }
+    CHECK(UOp::live_count() == before);
+  }
+
+  TEST_CASE("a detached node is outside the table until enlist enters it or finds its twin") {
+    const size_t before = UOp::live_count();
+    {
+      UOpPtr a = UOp::variable("detached_a", 0, 10), one = a->const_like(int64_t{1});
+      const std::array<const UOp*, 2> src{a.get(), one.get()};
+      UOpPtr d = UOp::make_detached(Ops::ADD, a->dtype, src);
+      CHECK_FALSE(d->listed());
+      CHECK(d->ivmin() == 1); // built like any node: bounds, hash
+      CHECK(d->ivmax() == 11);
+      UOpPtr m = a + 1; // not found in the table: a node of its own
+      CHECK(m != d);
+      CHECK(m->listed());
+      CHECK(m->hash() == d->hash());
+      CHECK(UOp::enlist(d) == m); // the twin wins; d goes with its last reference
+      CHECK_FALSE(d->listed());
+      m = nullptr;
+      d = nullptr;
+      // With no twin, enlist enters the node itself: building it again finds it.
+      UOpPtr e = UOp::make_detached(Ops::ADD, a->dtype, src);
+      const UOp* raw = e.get();
+      UOpPtr entered = UOp::enlist(e);
+      CHECK(entered.get() == raw);
+      CHECK(entered->listed());
+      CHECK((a + 1).get() == raw);
+      CHECK_THROWS_WITH_AS(UOp::enlist(entered), doctest::Contains("detached node"), Error);
+      // A detached node dropped without enlist leaves nothing behind.
+      UOpPtr lone = UOp::make_detached(Ops::MUL, a->dtype, src);
+      CHECK(lone->use_count() == 1);
+      const std::array<const UOp*, 2> bad{a.get(), nullptr};
+      CHECK_THROWS_WITH_AS(UOp::make_detached(Ops::ADD, a->dtype, bad),
+                           doctest::Contains("source 1 is null"), SpecError);
     }
     CHECK(UOp::live_count() == before);
   }

@@ -127,6 +127,10 @@ private:
 };
 
 class UOp {
+  // False while the node is detached (make_detached), outside the node table; set once, by
+  // enlist, before the node is published. Declared first so it sits in op's padding.
+  bool listed_ = true;
+
 public:
   const Ops op;
   const DType dtype;
@@ -141,6 +145,15 @@ public:
   // The same from borrowed sources, which the caller keeps alive for the call: no reference
   // is copied, so finding a node that exists touches no count but the result's.
   static UOpPtr make_borrowed(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg = {});
+  // A node built like make_borrowed but left out of the node table, for a caller that will
+  // most likely drop it at once: graph_rewrite matches a rebuilt node before it interns it,
+  // and most rebuilt nodes are rewritten by a rule. Until enlist(), it is a private candidate:
+  // equal to no other node, held by no one else, and its freeing touches no table.
+  static UOpPtr make_detached(Ops op, DType dtype, std::span<const UOp* const> src, Arg arg = {});
+  // The interned node equal to the detached node `u`: `u` itself, now in the table, or the
+  // twin that was there already (then `u` goes with its last reference).
+  static UOpPtr enlist(UOpPtr u);
+  bool listed() const { return listed_; } // false for a detached node
 
   // Convenience constructors.
   static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
