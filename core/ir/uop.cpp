@@ -410,11 +410,14 @@ private:
 // Built before main, so that no caller sees the node count jump at its first constant.
 [[maybe_unused]] const SmallConsts& g_small_consts = SmallConsts::get();
 
+[[noreturn, gnu::cold, gnu::noinline]] void null_source(Ops op, size_t i) {
+  throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
+                  std::to_string(i) + " is null");
+}
 template <class Src> void require_sources(Ops op, std::span<Src> src) {
   for (size_t i = 0; i < src.size(); ++i)
-    if (!raw(src[i]))
-      throw SpecError(std::string("building ") + std::string(op_name(op)) + ": source " +
-                      std::to_string(i) + " is null");
+    if (!raw(src[i])) [[unlikely]]
+      null_source(op, i);
 }
 
 } // namespace
