@@ -4,7 +4,9 @@
 //   0  (bottom-up only: rewrite the node to its fixed point first) then queue its sources;
 //   1  once the sources are done, rebuild the node from their replacements; if nothing
 //      changed, try the matcher (top-down mode); a rebuilt or rewritten node is processed
-//      as a new node whose result becomes this node's result (stage 2);
+//      as a new node whose result becomes this node's result (stage 2). Under a pure
+//      matcher (top-down) a rebuilt node is matched here, before it is interned
+//      (rebuild_detached);
 //   2  link: this node's replacement is the replacement of what it turned into.
 // The memo (`nodes_`) holds finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
