@@ -6,6 +6,7 @@
 
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
+#include "tg/ir/symbolic.hpp"
 
 using namespace tg;
 
@@ -286,6 +287,33 @@ TEST_SUITE("ir.stress") {
       });
     for (auto& t : ts) t.join();
     for (int t = 0; t < kThreads; ++t) CHECK(ok[t] == 20);
+    CHECK(slots_taken(g) == 0);
+  }
+
+  TEST_CASE("threads simplifying one shared graph match rebuilt nodes detached and agree") {
+    // symbolic() is pure: each thread matches its rebuilt nodes before interning them, and
+    // threads entering equal nodes at once race in enlist (the one that comes second gets
+    // the first one's node).
+    std::vector<UOpPtr> vars, roots;
+    for (int i = 0; i < 6; ++i) vars.push_back(UOp::variable("s" + std::to_string(i), 0, 20));
+    for (int i = 0; i < 2000; ++i) {
+      const UOpPtr &v = vars[static_cast<size_t>(i % 6)], &w = vars[static_cast<size_t>(i * 7 % 6)];
+      roots.push_back((((v + 0) * (i % 4 + 1) + w) + i % 9) / (i % 3 + 1) +
+                      ((w + 2) - 2) % (i % 5 + 2));
+    }
+    const UOpPtr g = UOp::sink(roots);
+    int ctx = 0; // a context turns purity off: the plain path gives the reference
+    const UOpPtr expect = graph_rewrite(g, symbolic(), ctx);
+    CHECK(expect != g);
+    constexpr int kThreads = 4;
+    std::vector<int> ok(kThreads, 0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        for (int r = 0; r < 10; ++r) ok[t] += graph_rewrite(g, symbolic()) == expect;
+      });
+    for (auto& t : ts) t.join();
+    for (int t = 0; t < kThreads; ++t) CHECK(ok[t] == 10);
     CHECK(slots_taken(g) == 0);
   }
 
