@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -340,6 +341,12 @@ struct UOpTable {
   }
 };
 
+struct UOp::Derived {
+  std::once_flag topo_once, slice_once;
+  std::vector<const UOp*> topo;
+  std::unordered_set<const UOp*> slice;
+};
+
 UOp::UOp(Ops op_, DType dtype_, size_t nsrc, Arg arg_, size_t hash)
     : op(op_), dtype(dtype_), src(source_slots(), nsrc), arg(std::move(arg_)), hash_(hash),
       shape_(compute_shape(op, src, arg)) {
@@ -348,6 +355,7 @@ UOp::UOp(Ops op_, DType dtype_, size_t nsrc, Arg arg_, size_t hash)
 }
 
 UOp::~UOp() {
+  delete derived_.load(std::memory_order_acquire);
   for (size_t i = src.size(); i-- > 0;) source_slots()[i].~UOpPtr();
   g_live_nodes.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -546,9 +554,19 @@ bool UOp::is_const_value(double v) const {
   return false;
 }
 
+UOp::Derived& UOp::derived() const {
+  Derived* d = derived_.load(std::memory_order_acquire);
+  if (d != nullptr) return *d;
+  auto fresh = std::make_unique<Derived>();
+  if (derived_.compare_exchange_strong(d, fresh.get(), std::memory_order_acq_rel))
+    return *fresh.release();
+  return *d; // another thread installed its own first
+}
+
 const std::vector<const UOp*>& UOp::toposort() const {
-  std::call_once(topo_once_, [this] {
-    auto order = std::make_unique<std::vector<const UOp*>>();
+  Derived& d = derived();
+  std::call_once(d.topo_once, [this, &d] {
+    std::vector<const UOp*> order;
     NodeSet seen;
     // Iterative post-order DFS: (node, index of the next source to visit).
     std::vector<std::pair<const UOp*, size_t>> stack{{this, 0}};
@@ -559,21 +577,22 @@ const std::vector<const UOp*>& UOp::toposort() const {
         const UOp* s = n->src[i++].get();
         if (seen.insert(s)) stack.emplace_back(s, 0);
       } else {
-        order->push_back(n);
+        order.push_back(n);
         stack.pop_back();
       }
     }
-    topo_ = std::move(order);
+    d.topo = std::move(order);
   });
-  return *topo_;
+  return d.topo;
 }
 
 const std::unordered_set<const UOp*>& UOp::backward_slice() const {
-  std::call_once(slice_once_, [this] {
+  Derived& d = derived();
+  std::call_once(d.slice_once, [this, &d] {
     const auto& topo = toposort();
-    slice_ = std::make_unique<std::unordered_set<const UOp*>>(topo.begin(), topo.end() - 1);
+    d.slice = std::unordered_set<const UOp*>(topo.begin(), topo.end() - 1);
   });
-  return *slice_;
+  return d.slice;
 }
 
 // ---- args ----

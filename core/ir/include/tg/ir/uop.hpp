@@ -257,9 +257,11 @@ private:
   static inline const std::optional<Shape> kNoShape;
   ConstValue vmin_, vmax_;
   std::shared_ptr<const std::optional<Shape>> shape_; // null: no shape (kernel level)
-  mutable std::once_flag topo_once_, slice_once_;
-  mutable std::unique_ptr<std::vector<const UOp*>> topo_;
-  mutable std::unique_ptr<std::unordered_set<const UOp*>> slice_;
+  // The toposort and backward slice, built on first use. One pointer for both: few nodes
+  // are ever asked for them, and every node's size counts (a rewrite's working set).
+  struct Derived;
+  Derived& derived() const;
+  mutable std::atomic<Derived*> derived_{nullptr};
 };
 
 inline UOpPtr::UOpPtr(const UOp* p) noexcept : p_(p) {
