@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,19 @@ size_t slots_taken(const UOpPtr& g) {
   size_t n = 0;
   for (const UOp* u : g->toposort()) n += u->memo_slot().owner.load() != 0;
   return n;
+}
+// Runs `run` `reps` times on each of four threads at once; how many runs returned true, by
+// thread.
+std::vector<int> runs_on_threads(int reps, const std::function<bool()>& run) {
+  constexpr int kThreads = 4;
+  std::vector<int> ok(kThreads, 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int r = 0; r < reps; ++r) ok[static_cast<size_t>(t)] += run();
+    });
+  for (auto& t : ts) t.join();
+  return ok;
 }
 } // namespace
 
@@ -278,15 +292,8 @@ TEST_SUITE("ir.stress") {
       want.push_back(v + (i % 7 + 1));
     }
     const UOpPtr g = UOp::sink(roots), expect = UOp::sink(want);
-    constexpr int kThreads = 4;
-    std::vector<int> ok(kThreads, 0);
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        for (int r = 0; r < 20; ++r) ok[t] += graph_rewrite(g, fold()) == expect;
-      });
-    for (auto& t : ts) t.join();
-    for (int t = 0; t < kThreads; ++t) CHECK(ok[t] == 20);
+    for (int ok : runs_on_threads(20, [&] { return graph_rewrite(g, fold()) == expect; }))
+      CHECK(ok == 20);
     CHECK(slots_taken(g) == 0);
   }
 
@@ -305,15 +312,8 @@ TEST_SUITE("ir.stress") {
     int ctx = 0; // a context turns purity off: the plain path gives the reference
     const UOpPtr expect = graph_rewrite(g, symbolic(), ctx);
     CHECK(expect != g);
-    constexpr int kThreads = 4;
-    std::vector<int> ok(kThreads, 0);
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        for (int r = 0; r < 10; ++r) ok[t] += graph_rewrite(g, symbolic()) == expect;
-      });
-    for (auto& t : ts) t.join();
-    for (int t = 0; t < kThreads; ++t) CHECK(ok[t] == 10);
+    for (int ok : runs_on_threads(10, [&] { return graph_rewrite(g, symbolic()) == expect; }))
+      CHECK(ok == 10);
     CHECK(slots_taken(g) == 0);
   }
 
