@@ -183,6 +183,33 @@ constexpr PermTable kPerms;
 
 } // namespace
 
+namespace {
+OpSet source_ops(const UOp& n) {
+  OpSet r;
+  for (const UOpPtr& s : n.src) r = r | OpSet{s->op};
+  return r;
+}
+
+// The ops of all of a node's sources, computed when a pattern first asks (only permuted and
+// repeated ones do): most nodes a matcher is offered never need them.
+class SourceOps {
+public:
+  explicit SourceOps(const UOp& n) : n_(n) {}
+  const OpSet& get() {
+    if (!known_) {
+      ops_ = source_ops(n_);
+      known_ = true;
+    }
+    return ops_;
+  }
+
+private:
+  const UOp& n_;
+  OpSet ops_;
+  bool known_ = false;
+};
+} // namespace
+
 struct PatternMatcher::Program {
   using Src = UPat::Data::Src;
   static constexpr size_t kMaxSlots = 16, kMaxPermuted = 8;
@@ -194,6 +221,15 @@ struct PatternMatcher::Program {
     uint8_t nsrc;         // pattern sources (Ordered, Permuted; 1 for Repeated)
     int8_t slot = -1;     // capture slot, -1: none
     uint16_t first_child; // index of the first source's node; the others follow it
+    // Bit s: some dtype the pattern names has scalar type s. Most dtype checks fail (a rule
+    // for bools offered an index), and fail on this bit without walking the list.
+    uint64_t scalars = 0;
+    static_assert(kNumScalarTypes <= 64);
+
+    bool dtype_ok(DType have) const {
+      return !check_dtype || (((scalars >> static_cast<unsigned>(have.scalar_type)) & 1) != 0 &&
+                              dtype_matches(d->dtypes, have));
+    }
   };
   UPat root;                                  // keeps the names the slots view alive
   std::vector<Node> nodes;                    // nodes[0] is the root
@@ -221,9 +257,9 @@ struct PatternMatcher::Program {
   // Necessary conditions on the root, checked before a walk is set up (most rules a node is
   // offered fail here): the dtype, the source count, the ops of the sources (`src_ops`: the
   // ops of all of n's sources) and the constants named by value.
-  [[gnu::always_inline]] bool may_match(const UOp& n, const OpSet& src_ops) const {
+  [[gnu::always_inline]] bool may_match(const UOp& n, SourceOps& src_ops) const {
     const Node& r = nodes[0];
-    if (r.check_dtype && !dtype_matches(r.d->dtypes, n.dtype)) return false;
+    if (!r.dtype_ok(n.dtype)) return false;
     if (r.mode == Src::Any) return true;
     const size_t ns = n.src.size();
     const Node* kids = nodes.data() + r.first_child;
@@ -238,7 +274,8 @@ struct PatternMatcher::Program {
     case Src::Permuted:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
       for (size_t j = 0; j < r.nsrc; ++j) {
-        if (!kids[j].ops.empty() && (kids[j].ops - (kids[j].ops - src_ops)).empty()) return false;
+        if (!kids[j].ops.empty() && (kids[j].ops - (kids[j].ops - src_ops.get())).empty())
+          return false;
         if (kids[j].check_const && std::none_of(n.src.begin(), n.src.end(), [&](const UOpPtr& s) {
               return const_matches(kids[j], *s);
             }))
@@ -246,7 +283,7 @@ struct PatternMatcher::Program {
       }
       return true;
     case Src::Repeated:
-      return kids[0].ops.empty() || (src_ops - kids[0].ops).empty();
+      return kids[0].ops.empty() || (src_ops.get() - kids[0].ops).empty();
     default:
       return true;
     }
@@ -264,7 +301,10 @@ struct PatternMatcher::Program {
            d.const_value.has_value(),
            static_cast<uint8_t>(std::min<size_t>(d.src.size(), 255)),
            -1,
+           0,
            0};
+    for (const DType& t : d.dtypes)
+      n.scalars |= uint64_t{1} << static_cast<unsigned>(t.scalar_type);
     if (!d.name.empty()) {
       auto it = std::find(names.begin(), names.end(), std::string_view(d.name));
       if (it == names.end()) it = names.insert(names.end(), d.name);
@@ -374,12 +414,6 @@ struct Walk {
   }
 };
 
-OpSet source_ops(const UOp& n) {
-  OpSet r;
-  for (const UOpPtr& s : n.src) r = r | OpSet{s->op};
-  return r;
-}
-
 // The walks of a pattern whose root check passed (kept out of line: most rules fail before).
 template <class F>
 [[gnu::noinline]] bool walk_program(const Program& pr, const UOpPtr& root, Captures& caps,
@@ -402,12 +436,12 @@ template <class F>
 
 // Offers `on_match` every way `pr` matches `root` until it returns true.
 template <class F>
-bool run_program(const Program& pr, const UOpPtr& root, const OpSet& src_ops, Captures& caps,
+bool run_program(const Program& pr, const UOpPtr& root, SourceOps& src_ops, Captures& caps,
                  F&& on_match) {
   if (pr.trivial) {
     const Program::Node& r = pr.nodes[0];
     if (!r.ops.empty() && !r.ops.contains(root->op)) return false;
-    if (r.check_dtype && !dtype_matches(r.d->dtypes, root->dtype)) return false;
+    if (!r.dtype_ok(root->dtype)) return false;
     const size_t mark = caps.entries.size();
     if (r.slot >= 0) caps.entries.push_back({pr.names[0], &root});
     const bool done = on_match(caps);
@@ -532,7 +566,10 @@ bool Captures::has(std::string_view name) const {
 bool upat_match(const UPat& pat, const UOpPtr& node, Captures& caps,
                 const std::function<bool(Captures&)>& on_match) {
   const PatternMatcher::Program pr(pat);
-  if (pr.walkable) return run_program(pr, node, source_ops(*node), caps, on_match);
+  if (pr.walkable) {
+    SourceOps src_ops(*node);
+    return run_program(pr, node, src_ops, caps, on_match);
+  }
   auto call = [&](Captures& c) { return on_match(c); };
   return match(pat, node, caps, Cont(call));
 }
@@ -680,7 +717,7 @@ UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures
     match(rule.pat, node, caps, Cont(on_match));
   } else if (pr.trivial) {
     const Program::Node& r = pr.nodes[0];
-    if (r.check_dtype && !dtype_matches(r.d->dtypes, node->dtype)) return nullptr;
+    if (!r.dtype_ok(node->dtype)) return nullptr;
     if (r.slot >= 0) caps.entries.push_back({pr.names[0], &node});
     on_match(caps);
     caps.entries.clear();
@@ -709,7 +746,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
   caps.ctx_type_ = ctx_type;
   if (track_match_stats() > 0) [[unlikely]]
     return rewrite_tracked(node, caps, which);
-  const OpSet src_ops = source_ops(*node);
+  SourceOps src_ops(*node);
   for (const Candidate& c : candidates) {
     if (c.prefilter && !c.program->may_match(*node, src_ops)) continue;
     if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
@@ -723,7 +760,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
 // rewrite() with each rule's attempts, matches and time counted (TRACK_MATCH_STATS).
 UOpPtr PatternMatcher::rewrite_tracked(const UOpPtr& node, Captures& caps,
                                        const Rule** which) const {
-  const OpSet src_ops = source_ops(*node);
+  SourceOps src_ops(*node);
   for (const Candidate& c : by_op_[static_cast<size_t>(node->op)]) {
     UOpPtr result;
     auto t0 = std::chrono::steady_clock::now();

@@ -64,7 +64,13 @@ bool excludes_zero(const UOp& u) {
 // cast_const's result; integer types through wrap_int.
 int64_t wrap_to(i128 v, DType d) {
   const auto u = static_cast<int64_t>(static_cast<uint64_t>(v));
-  if (!d.is_ptr && d.is_int()) return wrap_int(u, d.scalar_type);
+  if (!d.is_ptr) {
+    // The index arithmetic this file mostly sees is 64 bits wide, where the low word is the
+    // value: no call (wrap_int) for the common case.
+    const ScalarType s = d.scalar_type;
+    if (s == ScalarType::Index || s == ScalarType::Int64 || s == ScalarType::UInt64) return u;
+    if (d.is_int()) return wrap_int(u, s);
+  }
   return as_int(cast_const(u, d.scalar()));
 }
 
@@ -329,14 +335,27 @@ bool merge_divmod(Linear& lin) {
   if (std::count_if(lin.terms.begin(), lin.terms.end(), const_div) < 2) return true;
   for (bool again = true; again;) {
     again = false;
-    std::unordered_map<const UOp*, std::vector<size_t>> groups; // divisor node -> terms
+    // (divisor node, term) of each IDIV-by-constant term. A group is the terms of one divisor,
+    // taken in the order of their first term; most sums hold fewer terms of a divisor than the
+    // divisor's value, and are ruled out by a count, without a map.
+    boost::container::small_vector<std::pair<const UOp*, size_t>, 16> divs;
     for (size_t i = 0; i < lin.terms.size(); ++i) {
       const UOp* d = lin.terms[i].first;
-      if (d->op == IDIV && d->src[1]->is_const()) groups[d->src[1].get()].push_back(i);
+      if (d->op == IDIV && d->src[1]->is_const()) divs.emplace_back(d->src[1].get(), i);
     }
-    for (auto& [dnode, members] : groups) {
-      const int64_t den = ival(dnode->ptr());
-      if (den < 2 || den > 64 || members.size() < static_cast<size_t>(den)) continue;
+    for (size_t first = 0; first < divs.size(); ++first) {
+      const UOp* dnode = divs[first].first;
+      const auto same_divisor = [&](const auto& e) { return e.first == dnode; };
+      if (std::any_of(divs.begin(), divs.begin() + static_cast<std::ptrdiff_t>(first),
+                      same_divisor))
+        continue; // this divisor's group was tried at its first term
+      const int64_t den = ival(*dnode);
+      const auto count = static_cast<size_t>(std::count_if(
+          divs.begin() + static_cast<std::ptrdiff_t>(first), divs.end(), same_divisor));
+      if (den < 2 || den > 64 || count < static_cast<size_t>(den)) continue;
+      std::vector<size_t> members;
+      for (size_t j = first; j < divs.size(); ++j)
+        if (divs[j].first == dnode) members.push_back(divs[j].second);
       // base -> the offsets j present over it, and their terms.
       std::unordered_map<const UOp*, std::vector<std::pair<int64_t, size_t>>> by_base;
       std::vector<UOpPtr> bases;
