@@ -12,6 +12,7 @@
 // continuation once per way they match, and the callback is the last continuation.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -287,6 +288,19 @@ struct PatternMatcher::Program {
     default:
       return true;
     }
+  }
+
+  // may_match's checks that read more than the count and the ops of n's sources (what
+  // source-op dispatch decides for an ordered or repeated pattern): the root's dtype and the
+  // constants named by value.
+  bool values_ok(const UOp& n) const {
+    const Node& r = nodes[0];
+    if (!r.dtype_ok(n.dtype)) return false;
+    if (r.mode != Src::Ordered) return true;
+    const Node* kids = nodes.data() + r.first_child;
+    for (size_t j = 0; j < r.nsrc; ++j)
+      if (!const_matches(kids[j], *n.src[j])) return false;
+    return true;
   }
 
   // Fills nodes[at] from `d`, its sources' nodes after the current end, depth first, so that
@@ -678,11 +692,73 @@ void PatternMatcher::index_rules() {
     const Program& pr = *programs_[i];
     for (int op = 0; op < kNumOps; ++op)
       if (ops.empty() || ops.contains(static_cast<Ops>(op)))
-        by_op_[static_cast<size_t>(op)].push_back(
+        by_op_[static_cast<size_t>(op)].candidates.push_back(
             {&rules_[i], &pr, static_cast<uint32_t>(i), pr.walkable && !pr.trivial});
   }
+  index_sources();
   stats_ = std::make_shared<std::vector<RuleStats>>(rules_.size());
   if (track_match_stats() > 0) StatsRegistry::get().add(rules_, stats_);
+}
+
+// Source-op dispatch. A pattern whose root takes its sources in order (or each alike) says,
+// for each source position, which ops may stand there: a set of masks per position, indexed
+// by the class of the op found there, AND-ed over a node's sources, leaves exactly the rules
+// whose may_match passes on the sources' count and ops. Only what the masks cannot see is
+// checked per rule: the dtype and constants by value, or, for a permuted pattern, all of
+// may_match. The ops named at sources get one class each; every other op shares class 0.
+void PatternMatcher::index_sources() {
+  using Src = Program::Src;
+  using Left = Candidate::Left;
+  op_class_.fill(0);
+  std::vector<Ops> named; // class k > 0 is named[k - 1]
+  const auto sorted_kids = [](const Candidate& c) {
+    const Program::Node& r = c.program->nodes[0];
+    return c.prefilter && (r.mode == Src::Ordered || r.mode == Src::Repeated);
+  };
+  for (const OpRules& rules : by_op_)
+    for (const Candidate& c : rules.candidates) {
+      if (!sorted_kids(c)) continue;
+      const Program::Node& r = c.program->nodes[0];
+      for (size_t j = 0; j < r.nsrc; ++j)
+        for (int op = 0; op < kNumOps; ++op)
+          if (c.program->nodes[r.first_child + j].ops.contains(static_cast<Ops>(op)) &&
+              op_class_[static_cast<size_t>(op)] == 0) {
+            named.push_back(static_cast<Ops>(op));
+            op_class_[static_cast<size_t>(op)] = static_cast<uint8_t>(named.size());
+          }
+    }
+  classes_ = named.size() + 1;
+  // Whether a pattern node accepts a source of class k.
+  const auto accepts = [&](const Program::Node& kid, size_t k) {
+    return kid.ops.empty() || (k != 0 && kid.ops.contains(named[k - 1]));
+  };
+  for (OpRules& rules : by_op_) {
+    if (rules.candidates.empty() || rules.candidates.size() > 64) continue;
+    rules.dispatch = true;
+    rules.by_count.fill(0);
+    rules.by_source.assign(OpRules::kMaxSources * classes_, 0);
+    for (size_t i = 0; i < rules.candidates.size(); ++i) {
+      Candidate& c = rules.candidates[i];
+      const uint64_t bit = uint64_t{1} << i;
+      const Program::Node& r = c.program->nodes[0];
+      const bool sorted = sorted_kids(c);
+      for (size_t n = 0; n <= OpRules::kMaxSources; ++n)
+        if (!sorted || r.mode == Src::Repeated || (r.any_len ? n >= r.nsrc : n == r.nsrc))
+          rules.by_count[n] |= bit;
+      for (size_t j = 0; j < OpRules::kMaxSources; ++j)
+        for (size_t k = 0; k < classes_; ++k) {
+          bool ok = true;
+          if (sorted && r.mode == Src::Repeated)
+            ok = accepts(c.program->nodes[r.first_child], k);
+          else if (sorted && j < r.nsrc)
+            ok = accepts(c.program->nodes[r.first_child + j], k);
+          if (ok) rules.by_source[j * classes_ + k] |= bit;
+        }
+      c.left = !c.prefilter                   ? Left::Nothing
+               : sorted || r.mode == Src::Any ? Left::Values
+                                              : Left::All;
+    }
+  }
 }
 
 namespace {
@@ -734,14 +810,15 @@ UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, void* ctx, const std::type_info* ctx_type,
                                const Rule** which) const {
-  if (by_op_[static_cast<size_t>(node->op)].empty()) return nullptr;
+  if (by_op_[static_cast<size_t>(node->op)].candidates.empty()) return nullptr;
   CapturesLease lease;
   return rewrite(node, lease.get(), ctx, ctx_type, which);
 }
 
 UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
                                const std::type_info* ctx_type, const Rule** which) const {
-  const std::vector<Candidate>& candidates = by_op_[static_cast<size_t>(node->op)];
+  const OpRules& rules = by_op_[static_cast<size_t>(node->op)];
+  const std::vector<Candidate>& candidates = rules.candidates;
   if (candidates.empty()) return nullptr;
   caps.entries.clear(); // a callback that threw may have left its captures behind
   caps.root_ = &node;
@@ -750,6 +827,22 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
   if (track_match_stats() > 0) [[unlikely]]
     return rewrite_tracked(node, caps, which);
   SourceOps src_ops(*node);
+  const size_t ns = node->src.size();
+  if (rules.dispatch && ns <= OpRules::kMaxSources) {
+    uint64_t left = rules.by_count[ns];
+    for (size_t j = 0; j < ns; ++j)
+      left &= rules.by_source[j * classes_ + op_class_[static_cast<size_t>(node->src[j]->op)]];
+    for (; left != 0; left &= left - 1) {
+      const Candidate& c = candidates[static_cast<size_t>(std::countr_zero(left))];
+      if (c.left == Candidate::Left::Values && !c.program->values_ok(*node)) continue;
+      if (c.left == Candidate::Left::All && !c.program->may_match(*node, src_ops)) continue;
+      if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
+        if (which) *which = c.rule;
+        return result;
+      }
+    }
+    return nullptr;
+  }
   for (const Candidate& c : candidates) {
     if (c.prefilter && !c.program->may_match(*node, src_ops)) continue;
     if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
@@ -764,7 +857,7 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
 UOpPtr PatternMatcher::rewrite_tracked(const UOpPtr& node, Captures& caps,
                                        const Rule** which) const {
   SourceOps src_ops(*node);
-  for (const Candidate& c : by_op_[static_cast<size_t>(node->op)]) {
+  for (const Candidate& c : by_op_[static_cast<size_t>(node->op)].candidates) {
     UOpPtr result;
     auto t0 = std::chrono::steady_clock::now();
     if (!c.prefilter || c.program->may_match(*node, src_ops))

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "tg/error.hpp"
 #include "tg/ir/pattern_matcher.hpp"
 
@@ -20,6 +24,78 @@ std::vector<std::string> captured(const UPat& p, const UOpPtr& n) {
     return false; // keep enumerating
   });
   return out;
+}
+// Patterns of every kind the matcher handles: sources in order, in any order (2 and 3 of
+// them), repeated, any length; constants by value, dtypes, op sets, repeated names, nesting.
+std::vector<UPat> pattern_pool() {
+  const UPat x = UPat::var("x"), y = UPat::var("y"), k = UPat::cvar("k");
+  return {
+      x + 0,
+      x * k,
+      UPat(Ops::ADD).with_src({UPat(Ops::MUL), x}),
+      UPat(Ops::IDIV).with_src({x, k}),
+      UPat(Ops::MOD).with_src({x, UPat::const_(1)}),
+      UPat(Ops::SINK).with_src_repeated(UPat(Ops::DEFINE_VAR)),
+      UPat(Ops::SINK).with_src({x, y}).allow_any_len(),
+      UPat(),
+      UPat(OpSet{Ops::ADD, Ops::MUL}, {dtypes::int32}),
+      UPat::var("c").lt(y).where(UPat::var("a"), UPat::var("b")),
+      x.maximum(x),
+      UPat(Ops::ADD).with_src({UPat(), UPat(Ops::CONST)}),
+      x.cast(),
+      UPat(GroupOp::ALU).with_src_repeated(UPat(Ops::CONST)),
+      -x,
+      UPat(OpSet{Ops::ADD, Ops::SUB}).with_src({UPat(Ops::DEFINE_VAR), y}),
+      UPat(Ops::WHERE).with_src_permuted({UPat(Ops::CONST), x, y}),
+      UPat(Ops::ADD, {dtypes::index}).with_src({x, y}),
+      (x * k) + y,
+      UPat(Ops::SINK).with_src({UPat(Ops::CONST), x, y, UPat(), UPat()}),
+  };
+}
+
+// A random value over a few leaves, of up to `depth` levels.
+UOpPtr random_value(std::mt19937& rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, 10);
+  const int what = depth == 0 ? pick(rng) % 4 : pick(rng);
+  auto sub = [&] { return random_value(rng, depth - 1); };
+  switch (what) {
+  case 0:
+    return var("a");
+  case 1:
+    return var("b");
+  case 2:
+    return c(pick(rng) % 3);
+  case 3:
+    return UOp::const_(dtypes::int32, int64_t{pick(rng) % 2});
+  case 4: {
+    UOpPtr l = sub(), r = sub();
+    return l->dtype == r->dtype ? l + r : l + 1;
+  }
+  case 5: {
+    UOpPtr l = sub(), r = sub();
+    return l->dtype == r->dtype ? l * r : l * 2;
+  }
+  case 6:
+    return sub() / 3;
+  case 7:
+    return sub() % 1;
+  case 8: {
+    UOpPtr a = sub();
+    return a->lt(a->const_like(int64_t{1}))->where(a, a->maximum(a));
+  }
+  case 9:
+    return -sub();
+  default:
+    return sub()->cast(dtypes::int32);
+  }
+}
+
+// A random value, or a SINK of up to six of them (more sources than the matcher's masks take).
+UOpPtr random_node(std::mt19937& rng, int depth) {
+  if (rng() % 5 != 0) return random_value(rng, depth);
+  std::vector<UOpPtr> srcs;
+  for (size_t i = 0, n = rng() % 7; i < n; ++i) srcs.push_back(random_value(rng, depth - 1));
+  return UOp::sink(std::move(srcs));
 }
 } // namespace
 
@@ -149,5 +225,45 @@ TEST_SUITE("ir.pattern_matcher") {
     CHECK_THROWS_WITH_AS(pm.rewrite(var("a")), doctest::Contains("needs a rewrite context"), Error);
     int wrong = 0;
     CHECK_THROWS_AS(pm.rewrite(var("a"), &wrong, &typeid(int)), Error);
+  }
+
+  // The matcher picks rules by a node's source count and source ops before it tries them
+  // (and falls back to checking each rule in turn for nodes of many sources or ops of many
+  // rules). Whatever the route, the rule that rewrites a node must be the first, in table
+  // order, whose pattern matches and whose callback accepts: what trying every rule in turn
+  // with upat_match gives.
+  TEST_CASE("the rule chosen is the first that matches and accepts, as trying each in turn") {
+    const std::vector<UPat> pool = pattern_pool();
+    std::mt19937 rng(7);
+    for (int table = 0; table < 40; ++table) {
+      // A table of random pool patterns; every table past the 30th holds more than 64 rules
+      // for one op, where the matcher takes its plain loop.
+      std::vector<size_t> picks;
+      const size_t size = table < 30 ? 1 + rng() % 12 : 70;
+      for (size_t i = 0; i < size; ++i) picks.push_back(rng() % pool.size());
+      // A rule's callback accepts some nodes and declines others, the same way every time.
+      auto accepts = [](const UOpPtr& n, size_t rule) { return (n->hash() >> 3) % 4 != rule % 4; };
+      auto marker = [](size_t rule) { return c(1000 + static_cast<int64_t>(rule)); };
+      std::vector<Rule> rules;
+      for (size_t i = 0; i < picks.size(); ++i)
+        rules.emplace_back(pool[picks[i]], [i, accepts, marker](const Captures& cs) -> UOpPtr {
+          return accepts(cs.root(), i) ? marker(i) : nullptr;
+        });
+      const PatternMatcher pm(std::move(rules));
+      for (int n = 0; n < 60; ++n) {
+        const UOpPtr node = random_node(rng, 3);
+        UOpPtr expected;
+        for (size_t i = 0; i < picks.size() && !expected; ++i) {
+          const UPat& pat = pool[picks[i]];
+          if (!pat.root_ops().empty() && !pat.root_ops().contains(node->op)) continue;
+          Captures caps;
+          if (upat_match(pat, node, caps, [&](Captures&) { return accepts(node, i); }))
+            expected = marker(i);
+        }
+        CAPTURE(node->str());
+        CAPTURE(table);
+        CHECK(pm.rewrite(node) == expected);
+      }
+    }
   }
 }

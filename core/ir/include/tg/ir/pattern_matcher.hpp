@@ -11,7 +11,9 @@
 //
 // A callback returns the replacement node, or nullptr for "no rewrite". Matching a node
 // tries only the rules whose root op can match it, in the order given.
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -185,6 +187,7 @@ public:
 
 private:
   void index_rules();
+  void index_sources();
   std::vector<Rule> rules_;
   // A rule offered to nodes of one root op, with what the matcher reads first at hand.
   struct Candidate {
@@ -192,9 +195,25 @@ private:
     const Program* program;
     uint32_t index; // in rules_
     bool prefilter; // may_match decides first (a walkable pattern with sources to check)
+    // Under source-op dispatch: what is left to check once the masks let the rule through.
+    enum class Left : uint8_t { Nothing, Values, All } left = Left::All;
+  };
+  // The rules of one root op, and the masks that pick those whose pattern can match a node's
+  // source count and source ops (bit i: candidates[i]), read instead of checking each
+  // candidate's sources in turn.
+  struct OpRules {
+    static constexpr size_t kMaxSources = 4; // nodes with more sources take the plain loop
+    std::vector<Candidate> candidates;
+    bool dispatch = false; // the masks are set (at most 64 candidates)
+    std::array<uint64_t, kMaxSources + 1> by_count{};
+    std::vector<uint64_t> by_source; // [position * classes_ + class of the source's op]
   };
   std::vector<std::shared_ptr<const Program>> programs_; // one per rule
-  std::vector<std::vector<Candidate>> by_op_;            // the rules to try for each root op
+  std::vector<OpRules> by_op_;                           // the rules to try for each root op
+  // Source op -> its class: 1 + its index among the ops some pattern names at a source of the
+  // root, or 0 for every other op (no such pattern can match it there).
+  std::array<uint8_t, kNumOps> op_class_{};
+  size_t classes_ = 1;
   UOpPtr rewrite_tracked(const UOpPtr& node, Captures& caps, const Rule** which) const;
   std::string where_;
   std::shared_ptr<std::vector<RuleStats>> stats_;
