@@ -602,6 +602,25 @@ UOpPtr fold_bitcast_const(const UOpPtr& root, const UOpPtr& c) {
 
 UOpPtr simplify_rec(const UOpPtr& x);
 
+// Whether linearize reads u, of dtype dt, as the single term u*1: neither a sum, a negation,
+// a product (by a constant or not) nor a constant; nor a quotient or a remainder, which the
+// division rules look into.
+bool lone_atom(const UOp& u, DType dt) {
+  if (u.dtype != dt) return false;
+  switch (u.op) {
+  case ADD:
+  case SUB:
+  case NEG:
+  case MUL:
+  case CONST:
+  case IDIV:
+  case MOD:
+    return false;
+  default:
+    return true;
+  }
+}
+
 // x//c and x%c for a signed integer x and a constant c.
 UOpPtr fold_divmod_const(const UOpPtr& root) {
   const DType dt = root->dtype;
@@ -637,6 +656,15 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
     return build(*lin);
   }
   if (!no_wrap(*x)) return nullptr;
+  // Most calls end here: x is one nonnegative atom (its linear form is x itself) that takes
+  // at least three values, and root is in the form the last rule below would build. Then no
+  // rule applies: the gcd of c and x's coefficient 1 is 1, the affine and congruence cases need
+  // two values or a constant quotient, and the nested cases need x to be a quotient or a
+  // remainder. Decided here without building the linear forms.
+  if (lo >= 0 && hi - lo >= 2 && lone_atom(*x, dt) &&
+      std::holds_alternative<std::monostate>(root->arg) && x->dtype == dt &&
+      canonical_const(*root->src[1], dt) == c)
+    return nullptr;
   auto lin_opt = linear_of(x);
   if (!lin_opt) return nullptr;
   const Linear& lin = *lin_opt;
