@@ -291,15 +291,21 @@ struct PatternMatcher::Program {
   }
 
   // may_match's checks that read more than the count and the ops of n's sources (what
-  // source-op dispatch decides for an ordered or repeated pattern): the root's dtype and the
-  // constants named by value.
+  // source-op dispatch decides): the root's dtype and the constants named by value.
   bool values_ok(const UOp& n) const {
     const Node& r = nodes[0];
     if (!r.dtype_ok(n.dtype)) return false;
-    if (r.mode != Src::Ordered) return true;
     const Node* kids = nodes.data() + r.first_child;
-    for (size_t j = 0; j < r.nsrc; ++j)
-      if (!const_matches(kids[j], *n.src[j])) return false;
+    if (r.mode == Src::Ordered) {
+      for (size_t j = 0; j < r.nsrc; ++j)
+        if (!const_matches(kids[j], *n.src[j])) return false;
+    } else if (r.mode == Src::Permuted) {
+      for (size_t j = 0; j < r.nsrc; ++j)
+        if (kids[j].check_const && std::none_of(n.src.begin(), n.src.end(), [&](const UOpPtr& s) {
+              return const_matches(kids[j], *s);
+            }))
+          return false;
+    }
     return true;
   }
 
@@ -700,24 +706,24 @@ void PatternMatcher::index_rules() {
   if (track_match_stats() > 0) StatsRegistry::get().add(rules_, stats_);
 }
 
-// Source-op dispatch. A pattern whose root takes its sources in order (or each alike) says,
-// for each source position, which ops may stand there: a set of masks per position, indexed
-// by the class of the op found there, AND-ed over a node's sources, leaves exactly the rules
-// whose may_match passes on the sources' count and ops. Only what the masks cannot see is
-// checked per rule: the dtype and constants by value, or, for a permuted pattern, all of
-// may_match. The ops named at sources get one class each; every other op shares class 0.
+// Source-op dispatch. A pattern's root says which ops may stand at its sources. The masks of
+// a root op, indexed by the class of the op found at each source, AND-ed over a node's
+// sources (or, for a node of two sources, one mask read for the pair), leave the rules whose
+// may_match passes on the sources' count and ops. Only what the masks cannot see is checked
+// per rule: the dtype and the constants named by value, and a permuted pattern's source ops
+// for nodes of other than two sources. The ops some pattern names at a source get a class
+// each; every other op shares class 0, which no such pattern accepts.
 void PatternMatcher::index_sources() {
   using Src = Program::Src;
   using Left = Candidate::Left;
+  const auto checks_sources = [](const Candidate& c) { // else every mask lets it through
+    return c.prefilter && c.program->nodes[0].mode != Src::Any;
+  };
   op_class_.fill(0);
   std::vector<Ops> named; // class k > 0 is named[k - 1]
-  const auto sorted_kids = [](const Candidate& c) {
-    const Program::Node& r = c.program->nodes[0];
-    return c.prefilter && (r.mode == Src::Ordered || r.mode == Src::Repeated);
-  };
   for (const OpRules& rules : by_op_)
     for (const Candidate& c : rules.candidates) {
-      if (!sorted_kids(c)) continue;
+      if (!checks_sources(c)) continue;
       const Program::Node& r = c.program->nodes[0];
       for (size_t j = 0; j < r.nsrc; ++j)
         for (int op = 0; op < kNumOps; ++op)
@@ -732,31 +738,57 @@ void PatternMatcher::index_sources() {
   const auto accepts = [&](const Program::Node& kid, size_t k) {
     return kid.ops.empty() || (k != 0 && kid.ops.contains(named[k - 1]));
   };
+  // may_match's verdict on sources of classes `ks`, from their count and ops alone.
+  const auto fits = [&](const Candidate& c, std::span<const size_t> ks) {
+    if (!checks_sources(c)) return true;
+    const Program::Node& r = c.program->nodes[0];
+    const Program::Node* kids = c.program->nodes.data() + r.first_child;
+    const size_t n = ks.size();
+    if (r.mode == Src::Repeated)
+      return std::all_of(ks.begin(), ks.end(), [&](size_t k) { return accepts(kids[0], k); });
+    if (r.any_len ? n < r.nsrc : n != r.nsrc) return false;
+    for (size_t j = 0; j < r.nsrc; ++j) {
+      const bool ok =
+          r.mode == Src::Ordered
+              ? accepts(kids[j], ks[j])
+              : std::any_of(ks.begin(), ks.end(), [&](size_t k) { return accepts(kids[j], k); });
+      if (!ok) return false;
+    }
+    return true;
+  };
   for (OpRules& rules : by_op_) {
     if (rules.candidates.empty() || rules.candidates.size() > 64) continue;
     rules.dispatch = true;
     rules.by_count.fill(0);
     rules.by_source.assign(OpRules::kMaxSources * classes_, 0);
+    rules.by_pair.assign(classes_ * classes_, 0);
     for (size_t i = 0; i < rules.candidates.size(); ++i) {
       Candidate& c = rules.candidates[i];
       const uint64_t bit = uint64_t{1} << i;
       const Program::Node& r = c.program->nodes[0];
-      const bool sorted = sorted_kids(c);
+      const Program::Node* kids = c.program->nodes.data() + r.first_child;
+      // By position, a permuted pattern passes: may_match decides for it.
+      const bool by_position = checks_sources(c) && r.mode != Src::Permuted;
       for (size_t n = 0; n <= OpRules::kMaxSources; ++n)
-        if (!sorted || r.mode == Src::Repeated || (r.any_len ? n >= r.nsrc : n == r.nsrc))
+        if (!by_position || r.mode == Src::Repeated || (r.any_len ? n >= r.nsrc : n == r.nsrc))
           rules.by_count[n] |= bit;
       for (size_t j = 0; j < OpRules::kMaxSources; ++j)
         for (size_t k = 0; k < classes_; ++k) {
           bool ok = true;
-          if (sorted && r.mode == Src::Repeated)
-            ok = accepts(c.program->nodes[r.first_child], k);
-          else if (sorted && j < r.nsrc)
-            ok = accepts(c.program->nodes[r.first_child + j], k);
+          if (by_position && r.mode == Src::Repeated)
+            ok = accepts(kids[0], k);
+          else if (by_position && j < r.nsrc)
+            ok = accepts(kids[j], k);
           if (ok) rules.by_source[j * classes_ + k] |= bit;
         }
-      c.left = !c.prefilter                   ? Left::Nothing
-               : sorted || r.mode == Src::Any ? Left::Values
-                                              : Left::All;
+      for (size_t k0 = 0; k0 < classes_; ++k0)
+        for (size_t k1 = 0; k1 < classes_; ++k1) {
+          const std::array<size_t, 2> ks{k0, k1};
+          if (fits(c, ks)) rules.by_pair[k0 * classes_ + k1] |= bit;
+        }
+      c.left = !c.prefilter              ? Left::Nothing
+               : r.mode == Src::Permuted ? Left::Permuted
+                                         : Left::Values;
     }
   }
 }
@@ -829,13 +861,21 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
   SourceOps src_ops(*node);
   const size_t ns = node->src.size();
   if (rules.dispatch && ns <= OpRules::kMaxSources) {
-    uint64_t left = rules.by_count[ns];
-    for (size_t j = 0; j < ns; ++j)
-      left &= rules.by_source[j * classes_ + op_class_[static_cast<size_t>(node->src[j]->op)]];
+    const auto cls = [&](size_t j) { return op_class_[static_cast<size_t>(node->src[j]->op)]; };
+    const bool pair = ns == 2; // one mask decides every pattern's source ops
+    uint64_t left = 0;
+    if (pair) {
+      left = rules.by_pair[cls(0) * classes_ + cls(1)];
+    } else {
+      left = rules.by_count[ns];
+      for (size_t j = 0; j < ns; ++j) left &= rules.by_source[j * classes_ + cls(j)];
+    }
     for (; left != 0; left &= left - 1) {
       const Candidate& c = candidates[static_cast<size_t>(std::countr_zero(left))];
       if (c.left == Candidate::Left::Values && !c.program->values_ok(*node)) continue;
-      if (c.left == Candidate::Left::All && !c.program->may_match(*node, src_ops)) continue;
+      if (c.left == Candidate::Left::Permuted &&
+          !(pair ? c.program->values_ok(*node) : c.program->may_match(*node, src_ops)))
+        continue;
       if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
         if (which) *which = c.rule;
         return result;

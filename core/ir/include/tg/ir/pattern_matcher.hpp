@@ -195,8 +195,10 @@ private:
     const Program* program;
     uint32_t index; // in rules_
     bool prefilter; // may_match decides first (a walkable pattern with sources to check)
-    // Under source-op dispatch: what is left to check once the masks let the rule through.
-    enum class Left : uint8_t { Nothing, Values, All } left = Left::All;
+    // Under source-op dispatch, what is left to check once the masks let the rule through:
+    // nothing, may_match's dtype and constant checks, or those and, unless the node has two
+    // sources, a permuted pattern's source ops (all of may_match).
+    enum class Left : uint8_t { Nothing, Values, Permuted } left = Left::Permuted;
   };
   // The rules of one root op, and the masks that pick those whose pattern can match a node's
   // source count and source ops (bit i: candidates[i]), read instead of checking each
@@ -207,6 +209,7 @@ private:
     bool dispatch = false; // the masks are set (at most 64 candidates)
     std::array<uint64_t, kMaxSources + 1> by_count{};
     std::vector<uint64_t> by_source; // [position * classes_ + class of the source's op]
+    std::vector<uint64_t> by_pair;   // two sources: [class of the first * classes_ + second's]
   };
   std::vector<std::shared_ptr<const Program>> programs_; // one per rule
   std::vector<OpRules> by_op_;                           // the rules to try for each root op
