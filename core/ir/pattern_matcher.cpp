@@ -292,6 +292,13 @@ struct PatternMatcher::Program {
 
   // may_match's checks that read more than the count and the ops of n's sources (what
   // source-op dispatch decides): the root's dtype and the constants named by value.
+  bool has_values() const { // whether values_ok checks anything
+    const Node& r = nodes[0];
+    if (r.check_dtype) return true;
+    if (r.mode != Src::Ordered && r.mode != Src::Permuted) return false;
+    const Node* kids = nodes.data() + r.first_child;
+    return std::any_of(kids, kids + r.nsrc, [](const Node& k) { return k.check_const; });
+  }
   bool values_ok(const UOp& n) const {
     const Node& r = nodes[0];
     if (!r.dtype_ok(n.dtype)) return false;
@@ -715,7 +722,6 @@ void PatternMatcher::index_rules() {
 // each; every other op shares class 0, which no such pattern accepts.
 void PatternMatcher::index_sources() {
   using Src = Program::Src;
-  using Left = Candidate::Left;
   const auto checks_sources = [](const Candidate& c) { // else every mask lets it through
     return c.prefilter && c.program->nodes[0].mode != Src::Any;
   };
@@ -786,9 +792,8 @@ void PatternMatcher::index_sources() {
           const std::array<size_t, 2> ks{k0, k1};
           if (fits(c, ks)) rules.by_pair[k0 * classes_ + k1] |= bit;
         }
-      c.left = !c.prefilter              ? Left::Nothing
-               : r.mode == Src::Permuted ? Left::Permuted
-                                         : Left::Values;
+      c.permuted = c.prefilter && r.mode == Src::Permuted;
+      c.values = c.prefilter && c.program->has_values();
     }
   }
 }
@@ -872,10 +877,11 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& node, Captures& caps, void* ctx,
     }
     for (; left != 0; left &= left - 1) {
       const Candidate& c = candidates[static_cast<size_t>(std::countr_zero(left))];
-      if (c.left == Candidate::Left::Values && !c.program->values_ok(*node)) continue;
-      if (c.left == Candidate::Left::Permuted &&
-          !(pair ? c.program->values_ok(*node) : c.program->may_match(*node, src_ops)))
+      if (c.permuted && !pair) {
+        if (!c.program->may_match(*node, src_ops)) continue;
+      } else if (c.values && !c.program->values_ok(*node)) {
         continue;
+      }
       if (UOpPtr result = attempt(*c.rule, *c.program, node, caps)) {
         if (which) *which = c.rule;
         return result;

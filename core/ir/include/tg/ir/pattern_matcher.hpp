@@ -196,9 +196,9 @@ private:
     uint32_t index; // in rules_
     bool prefilter; // may_match decides first (a walkable pattern with sources to check)
     // Under source-op dispatch, what is left to check once the masks let the rule through:
-    // nothing, may_match's dtype and constant checks, or those and, unless the node has two
-    // sources, a permuted pattern's source ops (all of may_match).
-    enum class Left : uint8_t { Nothing, Values, Permuted } left = Left::Permuted;
+    // may_match's dtype and constant checks (`values`, when the pattern has any), and, unless
+    // the node has two sources, a permuted pattern's source ops (then all of may_match).
+    bool values = true, permuted = true;
   };
   // The rules of one root op, and the masks that pick those whose pattern can match a node's
   // source count and source ops (bit i: candidates[i]), read instead of checking each
