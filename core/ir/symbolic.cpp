@@ -708,7 +708,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   // x//c -> y//(c/g), so the lanes of an unrolled reduce stay outside the modulo:
   // (8*a + u)%64 with 0 <= u < 8 -> 8*(a%8) + u, contiguous in u.
   if (lin.terms.size() >= 2) {
-    std::vector<i128> candidates;
+    boost::container::small_vector<i128, 8> candidates;
     for (const auto& t : lin.terms) {
       const i128 d = gcd128(c, abs128(t.second));
       if (d > 1 && std::find(candidates.begin(), candidates.end(), d) == candidates.end())
@@ -716,6 +716,19 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
     }
     std::sort(candidates.begin(), candidates.end(), std::greater<>());
     for (const i128 d : candidates) {
+      // s's range, read off lin's terms: most candidates fail here, before any form is built.
+      bool any_y = false, any_s = false;
+      i128 slo = k, shi = k;
+      for (const auto& [t, f] : lin.terms) {
+        if (f % d == 0) {
+          any_y = true;
+          continue;
+        }
+        any_s = true;
+        const i128 a = i128{f} * t->ivmin(), b = i128{f} * t->ivmax();
+        slo += std::min(a, b), shi += std::max(a, b);
+      }
+      if (!any_y || !any_s || slo < 0 || shi >= d) continue;
       Linear y(dt), s(dt);
       for (const auto& [t, f] : lin.terms) {
         if (f % d == 0)
@@ -723,11 +736,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
         else
           s.add_term(t, f);
       }
-      if (y.terms.empty() || s.terms.empty()) continue;
       s.add_const(k);
-      auto [slo, shi] = terms_range(s.terms);
-      slo += s.k, shi += s.k;
-      if (slo < 0 || shi >= d) continue;
       const UOpPtr yn = build(y), sn = build(s);
       if (!is_mod) return c == d ? yn : bin(IDIV, yn, cst(dt, c / d));
       if (c == d) return sn;
@@ -749,20 +758,28 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   // Congruence: replace each coefficient by its residue closest to 0; when that remainder
   // expression stays within one multiple of c, x%c and x//c follow from it.
   {
-    Linear rem(dt), quo(dt);
-    for (const auto& [t, f] : lin.terms) {
+    const auto residue = [c](i128 f) {
       i128 r = floormod(f, c);
-      if (abs128(r - c) < r) r -= c;
-      rem.add_term(t, r);
-      quo.add_term(t, (f - r) / c);
+      return abs128(r - c) < r ? r - c : r;
+    };
+    // The remainder expression's range, read off lin's terms (the forms are built only when
+    // the rule applies).
+    i128 rlo = floormod(k, c), rhi = rlo;
+    for (const auto& [t, f] : lin.terms) {
+      const i128 r = residue(f), a = r * t->ivmin(), b = r * t->ivmax();
+      rlo += std::min(a, b), rhi += std::max(a, b);
     }
-    rem.add_const(floormod(k, c));
-    quo.add_const(floordiv(k, c));
-    rem.drop_zeros();
-    quo.drop_zeros();
-    auto [rlo, rhi] = terms_range(rem.terms);
-    rlo += rem.k, rhi += rem.k;
     if (fits(rlo, dt) && fits(rhi, dt) && floordiv(rlo, c) == floordiv(rhi, c)) {
+      Linear rem(dt), quo(dt);
+      for (const auto& [t, f] : lin.terms) {
+        const i128 r = residue(f);
+        rem.add_term(t, r);
+        quo.add_term(t, (f - r) / c);
+      }
+      rem.add_const(floormod(k, c));
+      quo.add_const(floordiv(k, c));
+      rem.drop_zeros();
+      quo.drop_zeros();
       const i128 q = floordiv(rlo, c);
       if (is_mod) {
         rem.add_const(-q * c);
@@ -772,13 +789,17 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
       return build(quo);
     }
   }
-  if (is_mod) {
+  const auto mod_of_multiple = [c](const UOp* t) {
+    return t->op == MOD && t->src[1]->is_const() && ival(t->src[1]) != 0 &&
+           ival(t->src[1]) % c == 0;
+  };
+  if (is_mod && std::any_of(lin.terms.begin(), lin.terms.end(),
+                            [&](const auto& t) { return mod_of_multiple(t.first); })) {
     // (a%(c*k) + b)%c -> (a+b)%c: a%(c*k) differs from a by a multiple of c.
     Linear stripped(dt);
     bool changed = false;
     for (const auto& [t, f] : lin.terms) {
-      if (t->op == MOD && t->src[1]->is_const() && ival(t->src[1]) != 0 &&
-          ival(t->src[1]) % c == 0) {
+      if (mod_of_multiple(t)) {
         changed = true;
         if (!linearize(t->src[0], f, stripped)) return nullptr;
       } else {
@@ -791,7 +812,7 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
       UOpPtr nx = build(stripped);
       if (nx->ivmin() >= 0 && no_wrap(*nx)) return bin(MOD, nx, root->src[1]);
     }
-  } else {
+  } else if (!is_mod) {
     // (y//a + b)//c -> (y + b*a)//(a*c) for y >= 0, b >= 0, a > 0.
     if (lin.terms.size() == 1 && lin.terms[0].second == 1 && k >= 0) {
       const UOp* t = lin.terms[0].first;
@@ -821,6 +842,20 @@ UOpPtr fold_divmod_const(const UOpPtr& root) {
   // Take the multiples of c out of the coefficients: (x*4+y)//4 -> x + y//4,
   // (x*5+y)%4 -> (x+y)%4. (g, the common divisor of c and x's coefficients, is 1 here: a
   // larger one was divided out above.)
+  //
+  // Most calls get here with x's coefficients and constant reduced already: 0 <= k < c, and
+  // each coefficient in [0, c) for x%c, or not a multiple of c for x//c. Then the remainder
+  // form below is lin itself and the quotient has no term, so root is left as it is when it
+  // has the form the rule builds and x is lin's canonical node: decided without the forms.
+  if (k >= 0 && k < c && std::holds_alternative<std::monostate>(root->arg) &&
+      root->dtype == x->dtype && canonical_const(*root->src[1], dt) == c &&
+      std::all_of(lin.terms.begin(), lin.terms.end(), [&](const auto& t) {
+        return is_mod ? t.second >= 0 && t.second < c : floormod(t.second, c) != 0;
+      })) {
+    auto [rlo, rhi] = terms_range(lin.terms);
+    rlo += k, rhi += k;
+    if (rlo < 0 || !fits(rhi, dt) || is_build_of(lin, *x)) return nullptr;
+  }
   {
     Linear quo(dt), rem(dt);
     const i128 kr = floormod(k, c);
