@@ -116,6 +116,14 @@ private:
 using Pending = boost::container::small_vector<const UOp*, 32>;
 thread_local Pending* t_pending = nullptr;
 
+// An ALU node none of whose sources has a shape: kernel level, so it has no shape either
+// (compute_shape's elementwise case), decided without the call. Most nodes built are these.
+template <class Src> bool kernel_alu(Ops op, std::span<Src> src) {
+  return GroupOp::ALU.contains(op) && std::none_of(src.begin(), src.end(), [](const auto& s) {
+           return raw(s)->shape_ptr() != nullptr;
+         });
+}
+
 } // namespace
 
 struct UOpTable {
@@ -212,6 +220,19 @@ struct UOpTable {
                        Arg&& arg) {
     size_t h = node_hash(op, dtype, src, arg);
     Shard& sh = get().shard(h);
+    if (owned == nullptr && kernel_alu(op, src)) {
+      // Building such a node interns nothing (it has no shape to compute), and a constructor
+      // that throws only drops the references it took on sources the caller holds: it is built
+      // under the lock of the lookup that missed, with no second lookup.
+      std::lock_guard lock(sh.mu);
+      if (UOp* n = find_live(sh, h, op, dtype, src, arg)) return UOpPtr(n, UOpPtr::Adopt{});
+      UOp* node = build_node(op, dtype, src, nullptr, std::move(arg), h);
+      node->refs_.store(1, std::memory_order_relaxed);
+      sh.reserve_one();
+      sh.place(Slot::make(h, node));
+      ++sh.count;
+      return UOpPtr(node, UOpPtr::Adopt{});
+    }
     if (UOp* n = find_locked(sh, h, op, dtype, src, arg)) return UOpPtr(n, UOpPtr::Adopt{});
 
     // Built outside the lock: computing a shape may build nodes (symbolic sizes), which could
@@ -349,7 +370,7 @@ struct UOp::Derived {
 
 UOp::UOp(Ops op_, DType dtype_, size_t nsrc, Arg arg_, size_t hash)
     : op(op_), dtype(dtype_), src(source_slots(), nsrc), arg(std::move(arg_)), hash_(hash),
-      shape_(compute_shape(op, src, arg)) {
+      shape_(kernel_alu(op, std::span<const UOpPtr>(src)) ? nullptr : compute_shape(op, src, arg)) {
   std::tie(vmin_, vmax_) = compute_vmin_vmax(op, dtype, src, arg);
   g_live_nodes.fetch_add(1, std::memory_order_relaxed);
 }
