@@ -10,7 +10,8 @@
 // table's location, its index in the table and its pattern in TRACK_MATCH_STATS output)
 //
 // A callback returns the replacement node, or nullptr for "no rewrite". Matching a node
-// tries only the rules whose root op can match it, in the order given.
+// tries only the rules whose root op, source count and source ops can match it, in the order
+// given.
 #include <array>
 #include <atomic>
 #include <cstdint>
