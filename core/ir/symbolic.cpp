@@ -60,18 +60,21 @@ bool excludes_zero(const UOp& u) {
   return range_exact(u.dtype) && (u.ivmin() > 0 || u.ivmax() < 0);
 }
 
-// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it):
-// cast_const's result; integer types through wrap_int.
-int64_t wrap_to(i128 v, DType d) {
-  const auto u = static_cast<int64_t>(static_cast<uint64_t>(v));
-  if (!d.is_ptr) {
-    // The index arithmetic this file mostly sees is 64 bits wide, where the low word is the
-    // value: no call (wrap_int) for the common case.
-    const ScalarType s = d.scalar_type;
-    if (s == ScalarType::Index || s == ScalarType::Int64 || s == ScalarType::UInt64) return u;
-    if (d.is_int()) return wrap_int(u, s);
-  }
+// wrap_to for the types narrower than 64 bits and the others (out of line: rarely reached).
+[[gnu::noinline]] int64_t wrap_to_narrow(int64_t u, DType d) {
+  if (!d.is_ptr && d.is_int()) return wrap_int(u, d.scalar_type);
   return as_int(cast_const(u, d.scalar()));
+}
+
+// The value of `v` wrapped to integer dtype `d` (two's complement, as the op computes it):
+// cast_const's result; integer types through wrap_int. The index arithmetic this file mostly
+// sees is 64 bits wide, where the low word is the value: that case is inline, with no call.
+inline int64_t wrap_to(i128 v, DType d) {
+  const auto u = static_cast<int64_t>(static_cast<uint64_t>(v));
+  const ScalarType s = d.scalar_type;
+  if (!d.is_ptr && (s == ScalarType::Index || s == ScalarType::Int64 || s == ScalarType::UInt64))
+    return u;
+  return wrap_to_narrow(u, d);
 }
 
 i128 floordiv(i128 a, i128 b) {
@@ -397,7 +400,7 @@ bool merge_divmod(Linear& lin) {
 
 // The int64 value of a CONST of dtype `d` that cst(d, value) would build (the same node),
 // or nullopt.
-std::optional<int64_t> canonical_const(const UOp& c, DType d) {
+inline std::optional<int64_t> canonical_const(const UOp& c, DType d) {
   if (c.op != CONST || c.dtype != d || !c.src.empty()) return std::nullopt;
   const auto* v = std::get_if<int64_t>(&c.arg);
   if (v == nullptr || wrap_to(*v, d) != *v) return std::nullopt;
