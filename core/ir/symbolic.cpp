@@ -20,6 +20,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -407,6 +408,36 @@ inline std::optional<int64_t> canonical_const(const UOp& c, DType d) {
   return *v;
 }
 
+// Whether merge_divmod may change a sum of distinct atoms*coefs: an x%c whose x//c is also a
+// term, with c times its coefficient, or at least d IDIV terms by one divisor node d (2 <= d
+// <= 64), which may form a Hermite group. False means it changes nothing.
+bool divmod_may_merge(std::span<const UOp* const> atoms, std::span<const int64_t> coefs, DType dt) {
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    const UOp& m = *atoms[i];
+    if (m.op != MOD || !m.src[1]->is_const() || ival(m.src[1]) == 0) continue;
+    for (size_t j = 0; j < atoms.size(); ++j) {
+      const UOp& t = *atoms[j];
+      if (t.op == IDIV && t.dtype == m.dtype && t.src.size() == 2 && t.src[0] == m.src[0] &&
+          t.src[1] == m.src[1] && std::holds_alternative<std::monostate>(t.arg)) {
+        if (coefs[j] == wrap_to(i128{coefs[i]} * ival(m.src[1]), dt)) return true;
+        break; // the one twin
+      }
+    }
+  }
+  const auto div_by = [](const UOp* t, const UOp* d) {
+    return t->op == IDIV && t->src[1]->is_const() && (d == nullptr || t->src[1].get() == d);
+  };
+  for (const UOp* t : atoms) {
+    if (!div_by(t, nullptr)) continue;
+    const int64_t den = ival(t->src[1]);
+    if (den < 2 || den > 64) continue;
+    const auto count = std::count_if(atoms.begin(), atoms.end(),
+                                     [&](const UOp* a) { return div_by(a, t->src[1].get()); });
+    if (count >= den) return true;
+  }
+  return false;
+}
+
 // Whether `root` is already build()'s output for its own linear form, so canonical_sum would
 // leave it: a left-nested chain of distinct terms `atom` or `atom*c` (c not 0 or 1), then a
 // nonzero constant, all of root's dtype, where no atom is a sum, a product by a constant or a
@@ -422,6 +453,7 @@ bool already_canonical(const UOp& root) {
     }
   }
   std::array<const UOp*, 16> atoms;
+  std::array<int64_t, 16> coefs;
   size_t n = 0, divs = 0, mods = 0;
   for (bool last = false; !last;) {
     const UOp* t = u;
@@ -433,10 +465,12 @@ bool already_canonical(const UOp& root) {
     }
     if (t->dtype != dt) return false;
     const UOp* atom = t;
+    int64_t coef = 1;
     if (t->op == MUL && t->src[1]->is_const()) {
       auto c = canonical_const(*t->src[1], dt);
       if (!c || *c == 0 || *c == 1) return false;
       atom = t->src[0].get();
+      coef = *c;
     }
     if (atom->dtype != dt || atom->op == ADD || atom->op == SUB || atom->op == NEG ||
         atom->op == CONST)
@@ -447,10 +481,11 @@ bool already_canonical(const UOp& root) {
     if (n == atoms.size()) return false;
     for (size_t i = 0; i < n; ++i)
       if (atoms[i] == atom) return false;
+    coefs[n] = coef;
     atoms[n++] = atom;
   }
-  // merge_divmod pairs an IDIV with a MOD, or groups IDIVs by divisor.
-  return divs == 0 || (divs == 1 && mods == 0);
+  if (divs == 0 || (divs == 1 && mods == 0)) return true;
+  return !divmod_may_merge(std::span(atoms.data(), n), std::span(coefs.data(), n), dt);
 }
 
 // Whether build(lin) is `root`, decided without building: most sums a rewrite meets are
