@@ -103,7 +103,7 @@ int64_t ival(const UOpPtr& c) { return ival(*c); }
 
 // UOp::const_(d, wrapped v); a scalar integer's wrapped value is already its CONST arg.
 UOpPtr cst(DType d, i128 v) {
-  if (scalar_int(d)) return UOp::make(CONST, d, {}, Arg(wrap_to(v, d)));
+  if (scalar_int(d)) return UOp::int_const(d, wrap_to(v, d));
   return UOp::const_(d, wrap_to(v, d));
 }
 UOpPtr bin(Ops op, const UOp* a, const UOp* b) {

@@ -406,8 +406,11 @@ public:
   static const UOpPtr* find(Ops op, DType dtype, const Arg& arg) {
     if (op != Ops::CONST) return nullptr;
     const auto* v = std::get_if<int64_t>(&arg);
-    if (v == nullptr || *v < kLo || *v >= kHi) return nullptr;
-    const size_t at = static_cast<size_t>(*v - kLo);
+    return v == nullptr ? nullptr : find(dtype, *v);
+  }
+  static const UOpPtr* find(DType dtype, int64_t v) {
+    if (v < kLo || v >= kHi) return nullptr;
+    const size_t at = static_cast<size_t>(v - kLo);
     if (dtype == dtypes::index) return &get().index_[at];
     if (dtype == dtypes::int32) return &get().int32_[at];
     return nullptr;
@@ -491,6 +494,11 @@ UOpPtr UOp::enlist(UOpPtr u) {
 UOpPtr UOp::const_(DType dtype, ConstValue v) {
   return make(Ops::CONST, dtype, {},
               std::visit([](auto x) { return Arg(x); }, cast_const(v, dtype.base().scalar())));
+}
+
+UOpPtr UOp::int_const(DType dtype, int64_t v) {
+  if (const UOpPtr* c = SmallConsts::find(dtype, v)) return *c;
+  return make(Ops::CONST, dtype, {}, Arg(v));
 }
 
 UOpPtr UOp::variable(const std::string& name, int64_t min, int64_t max, DType dtype) {

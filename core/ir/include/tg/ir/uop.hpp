@@ -157,6 +157,10 @@ public:
 
   // Convenience constructors.
   static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
+  // A CONST of the scalar integer dtype `dtype` holding `v`, which must already be in the
+  // dtype's range: const_ without the conversion, and small values of index and int32 (the
+  // strides and coefficients of index arithmetic) without a table probe.
+  static UOpPtr int_const(DType dtype, int64_t v);
   static UOpPtr variable(const std::string& name, int64_t min, int64_t max,
                          DType dtype = dtypes::index);
   static UOpPtr range(const UOpPtr& end, int64_t id, AxisType type = AxisType::Loop);
