@@ -195,22 +195,28 @@ bool linearize(const UOpPtr& root, i128 scale, Linear& lin) {
   while (!stack.empty()) {
     auto [u, s] = stack.back();
     stack.pop_back();
-    if (++visited > kMaxLinearNodes) return false;
-    if (s != 1) s = wrap_to(s, lin.dtype); // 1 is itself in every integer type
-    const bool same = u->dtype == lin.dtype;
-    if (same && (u->op == ADD || u->op == SUB) && u->src.size() == 2) {
-      stack.emplace_back(u->src[1].get(), u->op == SUB ? -s : s);
-      stack.emplace_back(u->src[0].get(), s);
-    } else if (same && u->op == NEG && u->src.size() == 1) {
-      stack.emplace_back(u->src[0].get(), -s);
-    } else if (same && u->op == MUL && u->src.size() == 2 && u->src[1]->is_const()) {
-      stack.emplace_back(u->src[0].get(), s * ival(u->src[1]));
-    } else if (same && u->op == MUL && u->src.size() == 2 && u->src[0]->is_const()) {
-      stack.emplace_back(u->src[1].get(), s * ival(u->src[0]));
-    } else if (u->op == CONST) {
-      lin.add_const(s * ival(*u));
-    } else {
-      lin.add_term(*u, s);
+    // A node's first source is taken next, so it goes on with it directly; only a sum's
+    // second source waits on the stack.
+    for (;;) {
+      if (++visited > kMaxLinearNodes) return false;
+      if (s != 1) s = wrap_to(s, lin.dtype); // 1 is itself in every integer type
+      const bool same = u->dtype == lin.dtype;
+      if (same && (u->op == ADD || u->op == SUB) && u->src.size() == 2) {
+        stack.emplace_back(u->src[1].get(), u->op == SUB ? -s : s);
+        u = u->src[0].get();
+      } else if (same && u->op == NEG && u->src.size() == 1) {
+        u = u->src[0].get(), s = -s;
+      } else if (same && u->op == MUL && u->src.size() == 2 && u->src[1]->is_const()) {
+        s = s * ival(u->src[1]), u = u->src[0].get();
+      } else if (same && u->op == MUL && u->src.size() == 2 && u->src[0]->is_const()) {
+        s = s * ival(u->src[0]), u = u->src[1].get();
+      } else {
+        if (u->op == CONST)
+          lin.add_const(s * ival(*u));
+        else
+          lin.add_term(*u, s);
+        break;
+      }
     }
   }
   return true;
