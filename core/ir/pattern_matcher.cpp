@@ -290,15 +290,16 @@ struct PatternMatcher::Program {
     }
   }
 
-  // may_match's checks that read more than the count and the ops of n's sources (what
-  // source-op dispatch decides): the root's dtype and the constants named by value.
-  bool has_values() const { // whether values_ok checks anything
+  // Whether values_ok below checks anything: a dtype, or a constant named by value.
+  bool has_values() const {
     const Node& r = nodes[0];
     if (r.check_dtype) return true;
     if (r.mode != Src::Ordered && r.mode != Src::Permuted) return false;
     const Node* kids = nodes.data() + r.first_child;
     return std::any_of(kids, kids + r.nsrc, [](const Node& k) { return k.check_const; });
   }
+  // may_match's checks that read more than the count and the ops of n's sources (what
+  // source-op dispatch decides): the root's dtype and the constants named by value.
   bool values_ok(const UOp& n) const {
     const Node& r = nodes[0];
     if (!r.dtype_ok(n.dtype)) return false;

@@ -498,6 +498,11 @@ UOpPtr UOp::const_(DType dtype, ConstValue v) {
 
 UOpPtr UOp::int_const(DType dtype, int64_t v) {
   if (const UOpPtr* c = SmallConsts::find(dtype, v)) return *c;
+  // uint64 values above INT64_MAX are held as their two's-complement int64 bits.
+  const bool holds = !dtype.is_ptr && dtype.count == 1 && dtype.is_int() &&
+                     (dtype.scalar_type == ScalarType::UInt64 ||
+                      (v >= int_dtype_min(dtype) && v <= int_dtype_max(dtype)));
+  if (!holds) return const_(dtype, v); // converted, as const_ does
   return make(Ops::CONST, dtype, {}, Arg(v));
 }
 

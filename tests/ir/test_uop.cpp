@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tg/error.hpp"
 #include "tg/ir/node_set.hpp"
@@ -45,6 +47,24 @@ TEST_SUITE("ir.uop") {
     CHECK(std::get<double>(UOp::const_(dtypes::float16, 65520.0)->arg) == INFINITY);
     CHECK(UOp::const_(dtypes::int32, int64_t{5})->is_const_value(5));
     CHECK(as_int(UOp::const_(dtypes::int32, 2.9)->const_value()) == 2);
+  }
+
+  TEST_CASE("int_const is const_ for integers, without the conversion where none is needed") {
+    // Kept small constants, other values, a value its dtype cannot hold, a float dtype and
+    // uint64's high values (held as int64 bits).
+    for (const auto& [dt, v] : std::vector<std::pair<DType, int64_t>>{{dtypes::index, 7},
+                                                                      {dtypes::int32, -64},
+                                                                      {dtypes::index, 1 << 20},
+                                                                      {dtypes::int32, 100000},
+                                                                      {dtypes::int8, 300},
+                                                                      {dtypes::uint8, -1},
+                                                                      {dtypes::float32, 3},
+                                                                      {dtypes::uint64, -1}}) {
+      CAPTURE(dt.name());
+      CAPTURE(v);
+      CHECK(UOp::int_const(dt, v) == UOp::const_(dt, v));
+    }
+    CHECK(std::get<int64_t>(UOp::int_const(dtypes::int8, 300)->arg) == 44);
   }
 
   TEST_CASE("expression builders follow tinygrad's dtype rules") {

@@ -157,9 +157,9 @@ public:
 
   // Convenience constructors.
   static UOpPtr const_(DType dtype, ConstValue v); // value converted to the dtype
-  // A CONST of the scalar integer dtype `dtype` holding `v`, which must already be in the
-  // dtype's range: const_ without the conversion, and small values of index and int32 (the
-  // strides and coefficients of index arithmetic) without a table probe.
+  // const_(dtype, v) for an integer v: without the conversion when dtype is a scalar integer
+  // type whose range holds v, and without a table probe for the small values of index and
+  // int32 (the strides and coefficients of index arithmetic).
   static UOpPtr int_const(DType dtype, int64_t v);
   static UOpPtr variable(const std::string& name, int64_t min, int64_t max,
                          DType dtype = dtypes::index);
