@@ -259,29 +259,25 @@ struct PatternMatcher::Program {
   // offered fail here): the dtype, the source count, the ops of the sources (`src_ops`: the
   // ops of all of n's sources) and the constants named by value.
   [[gnu::always_inline]] bool may_match(const UOp& n, SourceOps& src_ops) const {
+    return sources_fit(n, src_ops) && values_ok(n);
+  }
+  // may_match's checks of n's source count and source ops (what source-op dispatch reads off
+  // its masks instead).
+  bool sources_fit(const UOp& n, SourceOps& src_ops) const {
     const Node& r = nodes[0];
-    if (!r.dtype_ok(n.dtype)) return false;
-    if (r.mode == Src::Any) return true;
     const size_t ns = n.src.size();
     const Node* kids = nodes.data() + r.first_child;
     switch (r.mode) {
     case Src::Ordered:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
       for (size_t j = 0; j < r.nsrc; ++j)
-        if ((!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) ||
-            !const_matches(kids[j], *n.src[j]))
-          return false;
+        if (!kids[j].ops.empty() && !kids[j].ops.contains(n.src[j]->op)) return false;
       return true;
     case Src::Permuted:
       if (r.any_len ? ns < r.nsrc : ns != r.nsrc) return false;
-      for (size_t j = 0; j < r.nsrc; ++j) {
+      for (size_t j = 0; j < r.nsrc; ++j)
         if (!kids[j].ops.empty() && (kids[j].ops - (kids[j].ops - src_ops.get())).empty())
           return false;
-        if (kids[j].check_const && std::none_of(n.src.begin(), n.src.end(), [&](const UOpPtr& s) {
-              return const_matches(kids[j], *s);
-            }))
-          return false;
-      }
       return true;
     case Src::Repeated:
       return kids[0].ops.empty() || (src_ops.get() - kids[0].ops).empty();
