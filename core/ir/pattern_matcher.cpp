@@ -672,16 +672,17 @@ PatternMatcher::PatternMatcher(std::vector<Rule> rules, std::source_location loc
 }
 
 PatternMatcher::PatternMatcher(const PatternMatcher& o)
-    : rules_(o.rules_), where_(o.where_), pure_id_(o.pure_id_) {
+    : rules_(o.rules_), where_(o.where_), pure_id_(o.pure_id_), trust_final_(o.trust_final_) {
   index_rules();
 }
 
 PatternMatcher::~PatternMatcher() = default;
 
-PatternMatcher PatternMatcher::as_pure() const {
+PatternMatcher PatternMatcher::as_pure(FinalResults final_results) const {
   static std::atomic<uint64_t> next_id{1}; // 0: not pure
   PatternMatcher r(*this);
   r.pure_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+  r.trust_final_ = final_results == FinalResults::Trusted;
   return r;
 }
 

@@ -180,6 +180,10 @@ public:
         pure_(ctx == nullptr ? pm.pure_id() : 0) {
     if (opts_.max_rewrites_per_node == 0)
       opts_.max_rewrites_per_node = static_cast<size_t>(knobs::REWRITE_LIMIT);
+    // A claim of a final result is about a node whose sources are final: top-down, where a
+    // node is matched once its sources are done. Bottom-up matches a node before them.
+    if (pure_ != 0 && pm.trusts_final_results() && !opts_.bottom_up)
+      final_ = knobs::REWRITE_CHECK_FINAL != 0 ? FinalClaims::Checked : FinalClaims::Trusted;
   }
 
   UOpPtr run(const UOpPtr& root) {
@@ -255,7 +259,23 @@ private:
                          " was rewritten more than " + std::to_string(opts_.max_rewrites_per_node) +
                          " times in a row (last rule " + rule->name + " gave " + r->str() +
                          "); a rule keeps producing new nodes (REWRITE_LIMIT raises the bound)");
+    if (rule->final_result && final_ != FinalClaims::Ignored) claim_final(*rule, n, r);
     return r;
+  }
+
+  // `rule` turned n, whose sources are final, into r and claims r is final (Rule::final_result).
+  // Trusted, r is marked done under this matcher: stage 0 links it without matching the nodes
+  // below it. Checked, a rewrite of r of its own must leave it as it is.
+  void claim_final(const Rule& rule, const UOpPtr& n, const UOpPtr& r) {
+    if (final_ == FinalClaims::Trusted) {
+      r->fixed_under().store(pure_, std::memory_order_relaxed);
+      return;
+    }
+    const UOpPtr again = graph_rewrite_raw(r, pm_, nullptr, nullptr, opts_);
+    if (again != r)
+      throw RewriteError("rewrite rule " + rule.name + " claims its result final, but " + r->str() +
+                         " (from " + n->str() + ") rewrites further, to " + again->str() +
+                         "; drop the rule's Rule::Final tag or fix the rule");
   }
 
   void stage0(const Frame& f) {
@@ -361,7 +381,10 @@ private:
   const std::type_info* ctx_type_;
   RewriteOptions opts_;
   const uint64_t pure_; // the matcher's pure id, 0 when it is not pure or has a context
-  CapturesLease caps_;  // the matcher's scratch, reused by every apply of this rewrite
+  // What becomes of a rule's claim that its result is final (claim_final).
+  enum class FinalClaims : uint8_t { Ignored, Trusted, Checked };
+  FinalClaims final_ = FinalClaims::Ignored;
+  CapturesLease caps_; // the matcher's scratch, reused by every apply of this rewrite
   boost::container::small_vector<Frame, 32> stack_;
   NodeList made_; // the nodes the rewrite built, alive until it ends (see Frame)
   Memo nodes_;    // declared after made_: it frees the nodes' slots before they go

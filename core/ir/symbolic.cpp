@@ -1254,8 +1254,13 @@ PatternMatcher make_symbolic_extra() {
          return u->const_like(u->vmin());
        }},
       // ** canonical linear form of signed integer sums (ring identities, wrap-around included) **
-      {UPat(OpSet{ADD, SUB, NEG}), [](const Captures& m) { return canonical_sum(m.root()); }},
-      {(x * c), [](const Captures& m) { return canonical_sum(m.root()); }},
+      // The form is final (Rule::Final): its atoms come from final sources, no atom is a sum, a
+      // product by a constant or a constant, and every prefix of its chain is itself canonical
+      // (a subset of terms that merge_divmod left has nothing to merge). No rule of symbolic()
+      // rewrites such a chain or a `term*c`, so graph_rewrite need not match each node built.
+      {UPat(OpSet{ADD, SUB, NEG}), [](const Captures& m) { return canonical_sum(m.root()); },
+       Rule::Final{}},
+      {(x * c), [](const Captures& m) { return canonical_sum(m.root()); }, Rule::Final{}},
       // (x*c)*y -> (x*y)*c: constants move outwards (the operands keep their order)
       {UPat(MUL).with_src({x, y}),
        [](const Captures& m) -> UOpPtr {
@@ -1348,7 +1353,8 @@ const PatternMatcher& symbolic_simple() {
 }
 
 const PatternMatcher& symbolic() {
-  static const PatternMatcher pm = (symbolic_simple() + make_symbolic_extra()).as_pure();
+  static const PatternMatcher pm =
+      (symbolic_simple() + make_symbolic_extra()).as_pure(PatternMatcher::FinalResults::Trusted);
   return pm;
 }
 

@@ -8,6 +8,7 @@
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
 #include "tg/ir/symbolic.hpp"
+#include "tg/knobs.hpp"
 
 using namespace tg;
 
@@ -267,6 +268,35 @@ TEST_SUITE("ir.rewrite") {
                          RewriteError);
     CHECK_THROWS_WITH_AS(graph_rewrite(var("a") * 2, cycle, RewriteOptions{.bottom_up = true}),
                          doctest::Contains("fixed point"), RewriteError);
+  }
+
+  TEST_CASE("a rule's claim of a final result is taken only by the pure table it was made for") {
+    // x*2 -> x+0 claims to be final, falsely: the table's x+0 rule rewrites it.
+    const PatternMatcher claims(
+        {{UPat::var("x") * 2, [](const Captures& c) { return c["x"] + 0; }, Rule::Final{}},
+         {UPat::var("x") + 0, [](const Captures& c) { return c["x"]; }}});
+    const PatternMatcher trusting = claims.as_pure(PatternMatcher::FinalResults::Trusted);
+    UOpPtr a = var("a");
+    CHECK(trusting.trusts_final_results());
+    // Taken at its word, the claimed result is left as it is.
+    CHECK(graph_rewrite(a * 2, trusting) == a + 0);
+    // Checked, the claim fails with the rule's name and what its result turned into.
+    {
+      Context check{{"REWRITE_CHECK_FINAL", 1}};
+      CHECK_THROWS_WITH_AS(graph_rewrite(var("b") * 2, trusting),
+                           doctest::Contains("claims its result final"), RewriteError);
+    }
+    // Every other way the claim is ignored and the rewrite reaches the fixed point: a table
+    // that does not trust it, a table joined with another, a context (not pure), bottom-up.
+    UOpPtr c = var("c");
+    CHECK(graph_rewrite(c * 2, claims.as_pure()) == c);
+    CHECK(graph_rewrite(c * 2, claims) == c);
+    const PatternMatcher joined = trusting + PatternMatcher({});
+    CHECK_FALSE(joined.trusts_final_results());
+    CHECK(graph_rewrite(c * 2, joined.as_pure()) == c);
+    int ctx = 0;
+    CHECK(graph_rewrite(var("d") * 2, trusting, ctx) == var("d"));
+    CHECK(graph_rewrite(var("e") * 2, trusting, RewriteOptions{.bottom_up = true}) == var("e"));
   }
 
   TEST_CASE("a rule returning a node of another dtype raises SpecError naming both") {

@@ -288,8 +288,9 @@ Stats run_property(int64_t n_exprs, uint64_t seed, bool wide) {
     st.nodes_after += static_cast<int64_t>(after);
     st.reduced += after < before;
     st.grown += after > before;
-    // symbolic() is pure, so graph_rewrite matches rebuilt nodes before interning them; with
-    // a context it takes the plain path. Both must give the same graph, of interned nodes.
+    // symbolic() is pure, so graph_rewrite matches rebuilt nodes before interning them and
+    // takes its sums' claims of a final result at their word; with a context it takes the
+    // plain path, which matches every node. Both must give the same graph, of interned nodes.
     int no_purity = 0;
     if (graph_rewrite(e, symbolic(), no_purity) != s) {
       FAIL_CHECK("matching rebuilt nodes detached changed the result on " << render_expr(e));
@@ -404,6 +405,32 @@ TEST_SUITE("ir.symbolic_property") {
     }
     CHECK(failures == 0);
     CHECK(checked > 8000);
+  }
+
+  TEST_CASE("every sum symbolic() claims final is final (REWRITE_CHECK_FINAL)") {
+    // Each claim is checked by rewriting its result again, which must leave it unchanged;
+    // fresh variables per expression keep earlier marks from answering for the check.
+    Context check{{"REWRITE_CHECK_FINAL", 1}};
+    ExprGen gen(0xf17a15eedULL);
+    int failures = 0;
+    for (int i = 0; i < 1500 && failures < 5; ++i) {
+      gen.new_vars(i % 3 == 0   ? dtypes::int8
+                   : i % 3 == 1 ? dtypes::int32
+                                : dtypes::index,
+                   i % 3 == 0);
+      const UOpPtr e = i % 3 == 2 ? gen.structured(2) : gen.expr(static_cast<int>(gen.rnd(2, 6)));
+      try {
+        int no_purity = 0;
+        if (simplify(e) != graph_rewrite(e, symbolic(), no_purity)) {
+          FAIL_CHECK("the checked rewrite differs from the plain one on " << render_expr(e));
+          ++failures;
+        }
+      } catch (const Error& ex) {
+        FAIL_CHECK(std::string(ex.what()));
+        ++failures;
+      }
+    }
+    CHECK(failures == 0);
   }
 
   TEST_CASE("simplify keeps the value of int8 expressions that wrap around") {

@@ -108,6 +108,8 @@ private:
       "1 counts pattern-rule attempts, matches and time, and time per pass; 2 also prints them at exit") \
   INT(REWRITE_LIMIT, 1000000, 1, std::numeric_limits<int64_t>::max(), "a positive integer",         \
       "successive rewrites of one node before graph_rewrite reports non-termination")              \
+  INT(REWRITE_CHECK_FINAL, 0, 0, 1, "0 or 1",                                                      \
+      "1: graph_rewrite checks each result a rule claims final (symbolic's sums) instead of trusting it") \
   STR(PRINT_AFTER, "", "pass names, comma-separated, or all",                                      \
       "print the graph after each named pass (expand or codegen/expand; TRACK_MATCH_STATS=2 lists them)") \
   INT(NOOPT, 0, 0, 1, "0 or 1", "turn the kernel optimizer's heuristic off (no UPCAST/UNROLL/LOCAL/GROUP)")    \

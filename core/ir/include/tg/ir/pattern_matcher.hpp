@@ -143,10 +143,17 @@ private:
 using RewriteFn = std::function<UOpPtr(const Captures&)>;
 
 struct Rule {
+  struct Final {}; // tags a rule whose result is final (final_result)
   Rule(UPat p, RewriteFn f) : pat(std::move(p)), fn(std::move(f)) {}
+  Rule(UPat p, RewriteFn f, Final) : pat(std::move(p)), fn(std::move(f)), final_result(true) {}
   UPat pat;
   RewriteFn fn;
   std::string name; // set by the PatternMatcher: "<file>:<line of the table> #<index> <pattern>"
+  // The author's claim that, in the table that declares it, this rule's result on a node whose
+  // sources are final is final too: no rule of that table rewrites it or any node below it.
+  // A table that trusts it (PatternMatcher::FinalResults) lets graph_rewrite mark the result
+  // done instead of matching every node the rule built; REWRITE_CHECK_FINAL=1 checks each claim.
+  bool final_result = false;
 };
 
 // Statistics per rule, kept when TRACK_MATCH_STATS >= 1 and printed at exit when >= 2.
@@ -171,11 +178,18 @@ public:
   UOpPtr rewrite(const UOpPtr& node, Captures& scratch, void* ctx, const std::type_info* ctx_type,
                  const Rule** which) const;
 
+  // Whether graph_rewrite takes the rules' claims of a final result (Rule::final_result) at
+  // their word. A claim holds for the table its author wrote it for: a table joined with
+  // another (operator+) ignores them, since the other table's rules may rewrite the result.
+  enum class FinalResults : uint8_t { Ignored, Trusted };
+
   // The same rules, declared pure: each callback's answer depends on the matched nodes alone
   // (no context, no state of its own), so a node no rule rewrites never will be, and
-  // graph_rewrite marks it (UOp::fixed_under) and skips it from then on. symbolic() is pure.
-  PatternMatcher as_pure() const;
+  // graph_rewrite marks it (UOp::fixed_under) and skips it from then on. symbolic() is pure,
+  // and trusts its rules' final results.
+  PatternMatcher as_pure(FinalResults final_results = FinalResults::Ignored) const;
   uint64_t pure_id() const { return pure_id_; } // 0: not pure
+  bool trusts_final_results() const { return trust_final_; }
 
   size_t size() const { return rules_.size(); }
   const std::vector<Rule>& rules() const { return rules_; }
@@ -222,6 +236,7 @@ private:
   std::string where_;
   std::shared_ptr<std::vector<RuleStats>> stats_;
   uint64_t pure_id_ = 0;
+  bool trust_final_ = false;
 };
 
 // Enumerates every way `pat` matches `node`, calling `on_match` with the captures until it
