@@ -3,7 +3,8 @@
 // by the hundred thousand, and malloc keeps only a handful of blocks of a size per thread before
 // it takes its slow paths (binning, consolidation). Blocks of up to kMaxPooled bytes come from
 // slabs instead, and a freed block goes to its thread's free list for its size, to be that
-// thread's next node of that size while it is still in the cache.
+// thread's next node of that size while it is still in the cache. Slabs are carved from 2 MiB
+// regions that the kernel may back with huge pages (fewer TLB misses on a large graph).
 //
 // Slabs are never returned: the pool keeps the peak number of nodes, as the node table does. A
 // thread that exits hands its lists to a shared one, which refills other threads. Under
