@@ -7,7 +7,8 @@
 //      as a new node whose result becomes this node's result (stage 2). Under a pure
 //      matcher (top-down) a rebuilt node is matched here, before it is interned
 //      (rebuild_detached);
-//   2  link: this node's replacement is the replacement of what it turned into.
+//   2  link: this node's replacement is the replacement of what it turned into, which goes
+//      at once if a rule rewrote it further and nothing else holds it (drop_superseded).
 // The memo (`nodes_`) holds finished nodes, so a DAG is visited once per node. Each frame carries
 // how many rewrites led to it; past the limit the rewrite is declared non-terminating. A
 // node that turns into a graph containing itself (a cycle through the rules) is reported too.
@@ -16,7 +17,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <type_traits>
 #include <unordered_set>
 
 #include <boost/container/small_vector.hpp>
@@ -31,17 +31,15 @@ namespace tg {
 
 namespace {
 
-// Frames and the memo refer to nodes through stable UOpPtrs that outlive the rewrite (the
+// Frames refer to nodes through UOpPtrs that stay put while the frame is on the stack (the
 // root, a source slot of a live node, or an entry of `made_`), so walking the graph touches no
-// reference count. Every node the rewrite builds is kept in `made_` until it ends: no node the
-// rewrite has seen is freed meanwhile, so an address cannot be reused under the memo. The one
-// exception (drop_rebuilt) gives up its memo entry before it goes.
+// reference count. The memo's values are entries of `made_` (or "the node itself"), which the
+// rewrite keeps until it ends, except the results a rule superseded (drop_superseded).
 struct Frame {
   const UOpPtr* n;     // the node this frame computes the replacement of
   const UOpPtr* new_n; // what n is (being) turned into
   int stage;
-  bool kept = false; // n is an entry of the rewrite's NodeList (a node it built)
-  size_t depth;      // rewrites that led here
+  size_t depth; // rewrites that led here
 };
 
 // The nodes a rewrite built, at stable addresses: chunks that double in size up to 64 KiB, the
@@ -51,68 +49,40 @@ struct Frame {
 // instead of faulting fresh pages in each time.
 class NodeList {
 public:
-  static constexpr uint32_t kNoClaim = UINT32_MAX;
-  static constexpr size_t kMaxChunk = 4096; // entries
-  // `node` first: a pointer to it is a pointer to its entry (a standard-layout struct).
-  struct Entry {
-    UOpPtr node;
-    uint32_t claim = kNoClaim; // the node's index among the memo's claimed slots
-    bool rebuilt = false;      // built from its sources' replacements (stage 1)
-  };
-  static_assert(std::is_standard_layout_v<Entry>);
+  static constexpr size_t kMaxChunk = 8192; // entries
 
-  Entry& push(UOpPtr u, bool rebuilt) {
+  UOpPtr& push(UOpPtr u) {
     if (used_ == capacity_) {
       capacity_ = capacity_ == 0 ? 16 : std::min<size_t>(2 * capacity_, kMaxChunk);
-      chunks_.push_back(std::make_unique<Entry[]>(capacity_));
+      chunks_.push_back(std::make_unique<UOpPtr[]>(capacity_));
       used_ = 0;
     }
-    Entry& e = chunks_.back()[used_++];
-    e.node = std::move(u);
-    e.rebuilt = rebuilt;
+    UOpPtr& e = chunks_.back()[used_++];
+    e = std::move(u);
     return e;
-  }
-  // The entry whose node `p` points to; `p` must come from push.
-  static Entry& entry_of(const UOpPtr* p) {
-    return *reinterpret_cast<Entry*>(const_cast<UOpPtr*>(p));
   }
 
 private:
-  boost::container::small_vector<std::unique_ptr<Entry[]>, 8> chunks_;
+  boost::container::small_vector<std::unique_ptr<UOpPtr[]>, 8> chunks_;
   size_t capacity_ = 0, used_ = 0; // of the last chunk
 };
 
-// The nodes whose memo slot a rewrite claimed, by claim index: 32 inline (most rewrites are
-// small), then 8 KiB chunks, left uninitialized. A growing vector would copy the list at each
-// doubling and, past malloc's mmap threshold, fault fresh pages in on every large rewrite.
-class ClaimList {
-public:
-  size_t size() const { return size_; }
-  const UOp*& operator[](size_t i) {
-    return i < kInline ? inline_[i] : chunks_[(i - kInline) / kChunk][(i - kInline) % kChunk];
-  }
-  void push_back(const UOp* n) {
-    if (size_ >= kInline && (size_ - kInline) % kChunk == 0 &&
-        chunks_.size() == (size_ - kInline) / kChunk)
-      chunks_.push_back(std::make_unique_for_overwrite<const UOp*[]>(kChunk));
-    (*this)[size_++] = n;
-  }
-  void clear() { size_ = 0; }
-
-private:
-  static constexpr size_t kInline = 32, kChunk = 1024;
-  std::array<const UOp*, kInline> inline_;
-  std::vector<std::unique_ptr<const UOp*[]>> chunks_;
-  size_t size_ = 0;
-};
-
 // Node -> replacement for one rewrite. The entry lives in the node itself (UOp::memo_slot) when
-// the rewrite can claim the node's slot, which it holds until it ends; a node whose slot another
-// running rewrite holds (a rule's nested rewrite, or another thread's) goes to `overflow_`.
+// the rewrite can claim the node's slot; a node whose slot another running rewrite holds (a
+// rule's nested rewrite, or another thread's) goes to `overflow_`.
+//
+// A slot is claimed by writing the rewrite's id into it and is never handed back: a rewrite's id
+// is unique for the life of the process, and once the rewrite has ended (its id is gone from
+// the registry of live ids) its slots count as free. So ending a rewrite touches none of the
+// nodes it saw, and a node it saw may be freed before it ends: a node built later at the same
+// address starts with a free slot.
 class Memo {
 public:
-  Memo() : id_(next_id_.fetch_add(1, std::memory_order_relaxed)) {}
-  ~Memo() { release(); }
+  // A replacement that is the node itself: the caller's reference to the node stands for it.
+  static const UOpPtr* self() { return &self_marker_; }
+
+  Memo() : id_(register_id()) {}
+  ~Memo() { live_[id_ & kLiveMask].store(0, std::memory_order_release); }
   Memo(const Memo&) = delete;
   Memo& operator=(const Memo&) = delete;
 
@@ -123,50 +93,58 @@ public:
     if (overflow_empty_) return nullptr;
     return overflow_.find(n);
   }
-  // The entry of `n`, created (in progress) when absent. `claim`, when given, receives the
-  // index of the slot this call claimed in the node, or NodeList::kNoClaim.
-  [[gnu::always_inline]] const UOpPtr*& insert(const UOp* n, uint32_t* claim = nullptr) {
+  // The entry of `n`, created (in progress) when absent.
+  [[gnu::always_inline]] const UOpPtr*& insert(const UOp* n) {
     if (const UOpPtr** v = find(n)) return *v;
-    return claim_or_overflow(n, claim);
+    return claim_or_overflow(n);
   }
-
-  // Forgets `n`, whose slot this rewrite claimed as claimed_[claim], before the node goes.
-  void unclaim(const UOp* n, uint32_t claim) {
-    n->memo_slot().value = nullptr;
-    n->memo_slot().owner.store(0, std::memory_order_release);
-    claimed_[claim] = nullptr;
+  // Whether a running rewrite holds u's slot.
+  static bool held(const UOp& u) {
+    const uint64_t owner = u.memo_slot().owner.load(std::memory_order_acquire);
+    return owner != 0 && is_live(owner);
   }
-  // Frees every claimed slot. Runs before the nodes the rewrite built are dropped.
-  void release() {
-    for (size_t i = 0; i < claimed_.size(); ++i) {
-      const UOp* n = claimed_[i];
-      if (n == nullptr) continue; // unclaimed and dropped early
-      n->memo_slot().value = nullptr;
-      n->memo_slot().owner.store(0, std::memory_order_release);
-    }
-    claimed_.clear();
-  }
+  // Whether every entry lives in its node, none in `overflow_`: then a node the rewrite saw may
+  // be freed, since its entry goes with it (an overflow entry is keyed by the address).
+  bool in_nodes_only() const { return overflow_empty_; }
 
 private:
-  // insert's slow half: claim n's slot for this rewrite, or use the overflow map when another
+  // insert's slow half: claim n's slot for this rewrite, or use the overflow map when a live
   // rewrite holds it.
-  const UOpPtr*& claim_or_overflow(const UOp* n, uint32_t* claim) {
+  const UOpPtr*& claim_or_overflow(const UOp* n) {
     UOp::MemoSlot& slot = n->memo_slot();
-    uint64_t free_slot = 0;
-    if (slot.owner.compare_exchange_strong(free_slot, id_, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
-      if (claim != nullptr && claimed_.size() < NodeList::kNoClaim)
-        *claim = static_cast<uint32_t>(claimed_.size());
-      claimed_.push_back(n);
-      return slot.value;
-    }
+    uint64_t owner = slot.owner.load(std::memory_order_acquire);
+    while (owner == 0 || !is_live(owner))
+      if (slot.owner.compare_exchange_weak(owner, id_, std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+        slot.value = nullptr; // a stale value of an ended rewrite
+        return slot.value;
+      }
     overflow_empty_ = false;
     return overflow_[n];
   }
 
-  static inline std::atomic<uint64_t> next_id_{1}; // 0 marks a free slot
+  // The ids of the running rewrites, each at its low bits; 0 marks a free entry.
+  static constexpr size_t kLiveIds = 4096, kLiveMask = kLiveIds - 1;
+  static bool is_live(uint64_t id) {
+    return live_[id & kLiveMask].load(std::memory_order_acquire) == id;
+  }
+  // A fresh id with a free registry entry (one held by a long-running rewrite is skipped).
+  static uint64_t register_id() {
+    for (size_t tries = 0; tries <= kLiveIds; ++tries) {
+      const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+      uint64_t free_entry = 0;
+      if (id != 0 &&
+          live_[id & kLiveMask].compare_exchange_strong(free_entry, id, std::memory_order_acq_rel))
+        return id;
+    }
+    throw RewriteError("graph_rewrite: more than " + std::to_string(kLiveIds) +
+                       " rewrites are running at once (nested or on other threads)");
+  }
+
+  static inline std::atomic<uint64_t> next_id_{1};
+  static inline std::array<std::atomic<uint64_t>, kLiveIds> live_{};
+  static inline const UOpPtr self_marker_;
   const uint64_t id_;
-  ClaimList claimed_;
   // Node -> replacement for the nodes whose memo slot another rewrite holds. A null value: in
   // progress (the node's sources are being rewritten).
   NodeMap<const UOpPtr*> overflow_;
@@ -187,7 +165,7 @@ public:
   }
 
   UOpPtr run(const UOpPtr& root) {
-    stack_.push_back({&root, &root, 0, false, 0});
+    stack_.push_back({&root, &root, 0, 0});
     while (!stack_.empty()) {
       Frame f = stack_.back();
       stack_.pop_back();
@@ -207,42 +185,43 @@ private:
     return v != nullptr && *v != nullptr;
   }
 
+  // n's replacement: n itself (the caller's reference) or an entry of made_.
   const UOpPtr& lookup(const UOpPtr& n) {
     const UOpPtr** v = nodes_.find(n.get());
     if (v == nullptr || *v == nullptr) [[unlikely]]
       no_replacement(n);
-    return **v;
+    return *v == Memo::self() ? n : **v;
   }
   [[noreturn, gnu::cold, gnu::noinline]] static void no_replacement(const UOpPtr& n) {
     throw RewriteError("graph_rewrite: internal error, " + n->str() + " has no replacement");
   }
 
-  // `result` must outlive the rewrite (see Frame).
-  void link(const UOpPtr& n, const UOpPtr& result) { nodes_.insert(n.get()) = &result; }
-
-  // Keeps a node built by the rewrite alive until it ends (or drop_rebuilt lets it go);
-  // returns its stable reference.
-  const UOpPtr* keep(UOpPtr u, bool rebuilt = false) {
-    return &made_.push(std::move(u), rebuilt).node;
+  // n's replacement is `result`: n itself, or a node in made_ (which the memo points to, so
+  // that no memo value points into another node, which might go first: drop_superseded).
+  void link(const UOpPtr& n, const UOpPtr& result) {
+    nodes_.insert(n.get()) = result.get() == n.get() ? Memo::self() : &result;
   }
+
+  // Keeps a node built by the rewrite alive (until it ends, or until drop_superseded lets it
+  // go); returns its stable reference.
+  const UOpPtr* keep(UOpPtr u) { return &made_.push(std::move(u)); }
 
   // Stage 2: f.n's replacement is the replacement of what it turned into (a node in made_).
   void finish(const Frame& f) {
     link(*f.n, lookup(*f.new_n));
-    drop_rebuilt(NodeList::entry_of(f.new_n));
+    drop_superseded(*const_cast<UOpPtr*>(f.new_n));
   }
 
-  // A node rebuilt from its sources' replacements that a rule then rewrote is garbage: nothing
-  // the rewrite keeps refers to it (its sources were all done, so no memo entry points into
-  // it, and its replacement is another node). When no one else holds it either, it goes now
-  // instead of at the end, so the node table and the cache hold only what is still used. A
+  // A node a rule built (or a rebuild) that was rewritten further is garbage once its
+  // replacement is linked: no frame refers to it any more, and no memo value points to it or
+  // into it (values are entries of made_ or "itself"). When nothing else holds it either, it
+  // goes now instead of when the rewrite ends, with the nodes only it held: the node table and
+  // the cache then hold only what is still used. Its memo entry goes with it (a node built
+  // later at its address starts with a free slot), which needs every entry in its node. A
   // node built again later is rewritten again, with the same result.
-  void drop_rebuilt(NodeList::Entry& e) {
-    if (!e.rebuilt || e.claim == NodeList::kNoClaim || &lookup(e.node) == &e.node ||
-        e.node->use_count() != 1)
-      return;
-    nodes_.unclaim(e.node.get(), e.claim);
-    e.node = nullptr;
+  void drop_superseded(UOpPtr& kept) {
+    if (!nodes_.in_nodes_only() || kept->use_count() != 1 || &lookup(kept) == &kept) return;
+    kept = nullptr;
   }
 
   // One application of the matcher, checked.
@@ -299,12 +278,11 @@ private:
         ++depth;
       }
     }
-    // In progress; a node the rewrite built records which slot it claimed (drop_rebuilt).
-    nodes_.insert(f.n->get(), f.kept ? &NodeList::entry_of(f.n).claim : nullptr);
+    nodes_.insert(f.n->get()); // in progress
     const UOp& node = **cur;
-    stack_.push_back({f.n, cur, 1, f.kept, depth});
+    stack_.push_back({f.n, cur, 1, depth});
     for (size_t i = node.src.size(); i-- > 0;)
-      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, false, depth});
+      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, depth});
   }
 
   void stage1(const Frame& f) {
@@ -331,9 +309,9 @@ private:
       if (pure_ != 0 && !changed) (*f.new_n)->fixed_under().store(pure_, std::memory_order_relaxed);
       return link(*f.n, *f.new_n);
     }
-    const UOpPtr* kept = keep(std::move(next), changed);
-    stack_.push_back({f.n, kept, 2, f.kept, f.depth + 1});
-    stack_.push_back({kept, kept, 0, true, f.depth + 1});
+    const UOpPtr* kept = keep(std::move(next));
+    stack_.push_back({f.n, kept, 2, f.depth + 1});
+    stack_.push_back({kept, kept, 0, f.depth + 1});
   }
 
   // Stage 1 of a node whose sources changed, under a pure matcher in top-down mode: the
@@ -349,8 +327,8 @@ private:
       // Rewritten, and the result does not contain the candidate: it goes now, unlisted.
       candidate = nullptr;
       const UOpPtr* kept = keep(std::move(r));
-      stack_.push_back({f.n, kept, 2, f.kept, f.depth + 2});
-      stack_.push_back({kept, kept, 0, true, f.depth + 2});
+      stack_.push_back({f.n, kept, 2, f.depth + 2});
+      stack_.push_back({kept, kept, 0, f.depth + 2});
       return;
     }
     UOpPtr n = UOp::enlist(std::move(candidate));
@@ -358,9 +336,9 @@ private:
       // The result contains the candidate (or its rule kept it): the interned node takes the
       // usual path, so the graph never holds a node outside the table.
       r = nullptr;
-      const UOpPtr* kept = keep(std::move(n), true);
-      stack_.push_back({f.n, kept, 2, f.kept, f.depth + 1});
-      stack_.push_back({kept, kept, 0, true, f.depth + 1});
+      const UOpPtr* kept = keep(std::move(n));
+      stack_.push_back({f.n, kept, 2, f.depth + 1});
+      stack_.push_back({kept, kept, 0, f.depth + 1});
       return;
     }
     // No rule applies and its sources are final: the node is final (as stage 1 would find it).
@@ -368,7 +346,10 @@ private:
       if (*seen == nullptr)
         throw RewriteError("graph_rewrite did not reach a fixed point: " + n->str() +
                            " was rewritten into a graph that contains itself (the rules cycle)");
-      return link(*f.n, **seen);
+      // Its twin was seen: the replacement is the twin's, or the twin itself, then kept here
+      // (the memo points only into made_).
+      if (*seen != Memo::self()) return link(*f.n, **seen);
+      return link(*f.n, *keep(std::move(n)));
     }
     const UOpPtr* kept = keep(std::move(n));
     link(*kept, *kept);
@@ -412,6 +393,8 @@ UOpPtr graph_rewrite_raw(const UOpPtr& sink, const PatternMatcher& pm, void* ctx
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return out;
 }
+
+bool memo_held_by_running_rewrite(const UOp& u) { return Memo::held(u); }
 
 UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {
   if (map.empty()) return root;

@@ -30,7 +30,7 @@ const PatternMatcher& fold() {
 // Nodes of `g` whose memo slot a rewrite still holds (none once every rewrite has returned).
 size_t slots_taken(const UOpPtr& g) {
   size_t n = 0;
-  for (const UOp* u : g->toposort()) n += u->memo_slot().owner.load() != 0;
+  for (const UOp* u : g->toposort()) n += memo_held_by_running_rewrite(*u);
   return n;
 }
 // Runs `run` `reps` times on each of four threads at once; how many runs returned true, by

@@ -53,6 +53,10 @@ requires(!std::is_convertible_v<Ctx&, std::string_view>) UOpPtr
   return graph_rewrite_raw(sink, pm, &ctx, &typeid(Ctx), opts);
 }
 
+// Whether a graph_rewrite that is still running holds u's memo entry (UOp::memo_slot): for
+// tests, which check that none does once every rewrite has returned or thrown.
+bool memo_held_by_running_rewrite(const UOp& u);
+
 // `root`'s graph with every node found in `map` replaced by its value and the users above it
 // rebuilt (tinygrad's UOp.substitute). Iterative; the replacements are not visited.
 UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map);

@@ -218,10 +218,11 @@ public:
   int64_t use_count() const noexcept { return refs_.load(std::memory_order_relaxed); }
 
   // graph_rewrite's memo entry for this node (tg/ir/rewrite.cpp). A running rewrite claims the
-  // slot by writing its id into `owner` and frees it when it ends; a rewrite that finds the slot
-  // taken (by a nested or concurrent rewrite) keeps the node in a hash map instead. Keeping the
-  // entry in the node means the memo costs no lookup in a large table: the rewrite reads the
-  // node anyway.
+  // slot by writing its id into `owner`; the slot is free again once that rewrite has ended (its
+  // id leaves the registry of running rewrites), so ending a rewrite touches none of its nodes.
+  // A rewrite that finds the slot taken by a running one (nested or concurrent) keeps the node
+  // in a hash map instead. Keeping the entry in the node means the memo costs no lookup in a
+  // large table: the rewrite reads the node anyway.
   struct MemoSlot {
     std::atomic<uint64_t> owner{0};
     const UOpPtr* value = nullptr;
