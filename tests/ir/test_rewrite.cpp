@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,6 +104,39 @@ TEST_SUITE("ir.rewrite") {
     INFO("peak ", peak - before, " nodes over the start");
     CHECK(peak < before + 2 * 2000 + 100);
     CHECK(peak > before);
+  }
+
+  TEST_CASE("a rule's result that another rule rewrote is freed during the rewrite") {
+    // x*2 -> x+x -> x<<1 on 1000 independent products: each x+x is superseded as soon as its
+    // replacement is linked, and nothing else holds it. Kept to the end, the 1000 x+x would be
+    // alive together; the watch rule sees the live nodes when each x+x is matched.
+    size_t peak = 0;
+    const PatternMatcher rules({
+        {UPat::var("x") * 2, [](const Captures& c) { return c["x"] + c["x"]; }},
+        {UPat::var("x") + UPat::var("x"),
+         [&](const Captures& c) {
+           peak = std::max(peak, UOp::live_count());
+           return c["x"]->alu(Ops::SHL, {c["x"]->const_like(int64_t{1})});
+         }},
+    });
+    std::vector<UOpPtr> products, shifted;
+    for (int i = 0; i < 1000; ++i) {
+      const UOpPtr v = UOp::variable("v" + std::to_string(i), 0, 100);
+      products.push_back(v * 2);
+      shifted.push_back(v->alu(Ops::SHL, {v->const_like(int64_t{1})}));
+    }
+    const UOpPtr g = UOp::sink(products);
+    const UOpPtr want = UOp::sink(shifted);
+    shifted.clear();
+    const size_t before = UOp::live_count();
+    for (const RewriteOptions& opts : {RewriteOptions{}, RewriteOptions{.bottom_up = true}}) {
+      peak = 0;
+      CHECK(graph_rewrite(g, rules, opts) == want);
+      INFO("bottom_up ", opts.bottom_up, ": peak ", peak - before, " nodes over the start");
+      if (!opts.bottom_up) CHECK(peak < before + 100); // the x<<1 live in `want` already
+      CHECK(slots_taken(g) == 0);
+    }
+    CHECK(UOp::live_count() == before);
   }
 
   TEST_CASE("under a pure matcher a rebuilt node is matched before it enters the node table") {
