@@ -371,13 +371,14 @@ std::pair<ConstValue, ConstValue> int_range(Ops op, DType dtype, std::span<const
 }
 
 // Index arithmetic's common case without __int128 or the general dispatch: ADD, SUB, MUL or
-// MAX of two sources whose bounds are int64 values, no uint64 involved. False (nothing
-// written) when a bound overflows int64: the general path then decides, as it does for
-// everything else. A bound outside the dtype gives its full range, as int_result does.
+// MAX of two sources, or IDIV and MOD by one divisor, whose bounds are int64 values, no uint64
+// involved. False (nothing written) when a bound overflows int64 or the divisor is 0, -1 or
+// INT64_MIN: the general path then decides, as it does for everything else. The results are
+// int_range's, and a bound outside the dtype gives its full range, as int_result does.
 bool int64_binary(Ops op, DType dtype, const UOp& a, const UOp& b,
                   std::pair<ConstValue, ConstValue>& out) {
   using enum Ops;
-  if (op != ADD && op != SUB && op != MUL && op != MAX) return false;
+  if (op != ADD && op != SUB && op != MUL && op != MAX && op != IDIV && op != MOD) return false;
   if (is_u64(dtype) || is_u64(a.dtype) || is_u64(b.dtype)) return false;
   const int64_t *alo = std::get_if<int64_t>(&a.vmin()), *ahi = std::get_if<int64_t>(&a.vmax()),
                 *blo = std::get_if<int64_t>(&b.vmin()), *bhi = std::get_if<int64_t>(&b.vmax());
@@ -398,6 +399,26 @@ bool int64_binary(Ops op, DType dtype, const UOp& a, const UOp& b,
         __builtin_mul_overflow(*ahi, *blo, &p[2]) || __builtin_mul_overflow(*ahi, *bhi, &p[3]);
     lo = std::min({p[0], p[1], p[2], p[3]});
     hi = std::max({p[0], p[1], p[2], p[3]});
+    break;
+  }
+  case IDIV: // truncation is monotone in the dividend: its bounds' quotients
+  case MOD: {
+    const int64_t d = *blo;
+    if (d != *bhi || d == 0 || d == -1 || d == std::numeric_limits<int64_t>::min()) return false;
+    const int64_t qlo = *alo / d, qhi = *ahi / d;
+    if (op == IDIV) {
+      lo = std::min(qlo, qhi), hi = std::max(qlo, qhi);
+      break;
+    }
+    // mod_range for one divisor: exact within one truncation block, else |x % d| < |d| with
+    // the dividend's sign.
+    const int64_t m = d < 0 ? -d : d;
+    if (*alo / m == *ahi / m) {
+      lo = *alo % m, hi = *ahi % m;
+    } else {
+      lo = *alo >= 0 ? 0 : std::max(*alo, 1 - m);
+      hi = *ahi <= 0 ? 0 : std::min(*ahi, m - 1);
+    }
     break;
   }
   default: // MAX
