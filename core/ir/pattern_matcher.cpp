@@ -239,12 +239,50 @@ struct PatternMatcher::Program {
   std::array<uint8_t, kMaxPermuted> orders{}; // how many source orders each permuted node has
   bool walkable = true;                       // false: match with the backtracking search
   bool trivial = false; // the root alone, its sources unconstrained: no walk needed
+  // A root whose sources are leaves (no sources of their own to match), in order or, for two,
+  // in either order: most rules' shape (x+c, x//y, x<x). Matched by flat_walk, without the
+  // general walk. The captures it makes (`flat_caps`: name, and the source index or -1 for
+  // the root) and the positions a repeated name requires to hold one node (`flat_same`).
+  bool flat = false;
+  static constexpr size_t kMaxFlat = 4;
+  struct FlatCapture {
+    std::string_view name;
+    int8_t at; // source index, -1: the root
+  };
+  std::array<FlatCapture, kMaxFlat + 1> flat_caps{};
+  std::array<std::pair<int8_t, int8_t>, kMaxFlat> flat_same{};
+  uint8_t n_flat_caps = 0, n_flat_same = 0;
 
   explicit Program(const UPat& pat) : root(pat) {
     nodes.push_back({});
     add(pat.data(), 0, false);
     const Node& r = nodes[0];
     trivial = walkable && r.mode == Src::Any && !r.check_arg && !r.check_const;
+    plan_flat();
+  }
+
+  void plan_flat() {
+    const Node& r = nodes[0];
+    if (!walkable || r.any_len || r.nsrc == 0 || r.nsrc > kMaxFlat) return;
+    if (r.mode != Src::Ordered && !(r.mode == Src::Permuted && r.nsrc == 2)) return;
+    const Node* kids = nodes.data() + r.first_child;
+    if (std::any_of(kids, kids + r.nsrc, [](const Node& k) { return k.mode != Src::Any; })) return;
+    // Each slot's first position captures; a later one must hold the same node.
+    std::array<int8_t, kMaxSlots + 1> first_at;
+    first_at.fill(-2);
+    const auto visit = [&](const Node& p, int8_t at) {
+      if (p.slot < 0) return;
+      auto& first = first_at[static_cast<size_t>(p.slot)];
+      if (first == -2) {
+        first = at;
+        flat_caps[n_flat_caps++] = {names[static_cast<size_t>(p.slot)], at};
+      } else {
+        flat_same[n_flat_same++] = {first, at};
+      }
+    };
+    visit(r, -1);
+    for (size_t j = 0; j < r.nsrc; ++j) visit(kids[j], static_cast<int8_t>(j));
+    flat = true;
   }
 
   // A constant the pattern node names by value (x+0, x*1: most such rules fail on it).
@@ -440,6 +478,45 @@ struct Walk {
     return false;
   }
 };
+
+// Walk::here's checks of p on n, without the capture.
+[[gnu::always_inline]] inline bool leaf_ok(const Program::Node& p, const UOp& n) {
+  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
+  if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
+  if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
+  return Program::const_matches(p, n);
+}
+
+// walk_program for a flat program (Program::flat): the same checks, captures and order of
+// offers (a permuted pair tries its sources in order, then swapped), with no walk state.
+template <class F>
+bool flat_walk(const Program& pr, const UOpPtr& root, Captures& caps, F&& on_match) {
+  const Program::Node& r = pr.nodes[0];
+  const UOp& n = *root;
+  if (n.src.size() != r.nsrc || !leaf_ok(r, n)) return false;
+  const Program::Node* kids = pr.nodes.data() + r.first_child;
+  // One offer with kids[j] matched to source j, or to source 1-j of a swapped pair.
+  const auto offer = [&]<bool kSwapped>() {
+    const auto at = [&](size_t j) -> const UOpPtr& { return n.src[kSwapped ? 1 - j : j]; };
+    for (size_t j = 0; j < r.nsrc; ++j)
+      if (!kids[j].ops.empty() && !kids[j].ops.contains(at(j)->op)) return false;
+    for (size_t j = 0; j < r.nsrc; ++j)
+      if (!leaf_ok(kids[j], *at(j))) return false;
+    const auto node_at = [&](int8_t i) { return i < 0 ? &n : at(static_cast<size_t>(i)).get(); };
+    for (size_t i = 0; i < pr.n_flat_same; ++i)
+      if (node_at(pr.flat_same[i].first) != node_at(pr.flat_same[i].second)) return false;
+    const size_t mark = caps.entries.size();
+    for (size_t i = 0; i < pr.n_flat_caps; ++i) {
+      const auto& c = pr.flat_caps[i];
+      caps.entries.push_back({c.name, c.at < 0 ? &root : &at(static_cast<size_t>(c.at))});
+    }
+    const bool done = on_match(caps);
+    caps.entries.resize(mark);
+    return done;
+  };
+  if (offer.template operator()<false>()) return true;
+  return r.mode == Program::Src::Permuted && offer.template operator()<true>();
+}
 
 // The walks of a pattern whose root check passed (kept out of line: most rules fail before).
 template <class F>
@@ -835,6 +912,8 @@ UOpPtr attempt(const Rule& rule, const Program& pr, const UOpPtr& node, Captures
     if (r.slot >= 0) caps.entries.push_back({pr.names[0], &node});
     on_match(caps);
     caps.entries.clear();
+  } else if (pr.flat) {
+    flat_walk(pr, node, caps, on_match);
   } else {
     walk_program(pr, node, caps, on_match);
   }
