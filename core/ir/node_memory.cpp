@@ -152,6 +152,10 @@ void* allocate(size_t bytes) {
   Block* b = l.free[cls];
   if (b == nullptr) return allocate_slow(l, cls);
   l.free[cls] = b->next;
+  // Reading a block's link is a cache miss when the block went cold on the list (a large
+  // graph's nodes were freed long before), and the next allocation waits on it: fetch the next
+  // block's line now, for writing, while this node is built.
+  __builtin_prefetch(b->next, 1);
   return b;
 }
 
