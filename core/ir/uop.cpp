@@ -163,6 +163,10 @@ struct UOpTable {
     SpinLock mu;
     std::vector<Slot> slots = std::vector<Slot>(1024);
     size_t count = 0;
+    // The slot array and mask as last published, read without the lock only to prefetch a
+    // home slot (prefetch_home); a stale pair names a harmless address.
+    std::atomic<const Slot*> published_slots{slots.data()};
+    std::atomic<size_t> published_mask{slots.size() - 1};
 
     size_t mask() const { return slots.size() - 1; }
     // The shard is picked by the hash's low bits; the home slot comes from the next ones.
@@ -177,6 +181,8 @@ struct UOpTable {
       old.swap(slots);
       for (const Slot& s : old)
         if (s) place(s);
+      published_slots.store(slots.data(), std::memory_order_relaxed);
+      published_mask.store(mask(), std::memory_order_relaxed);
     }
     void place(const Slot& s) {
       size_t i = home(s);
@@ -255,10 +261,19 @@ struct UOpTable {
     return UOpPtr(twin, UOpPtr::Adopt{});
   }
 
-  // A node built outside the table (UOp::make_detached).
+  // Starts fetching the line of h's home slot, without the lock.
+  static void prefetch_home(size_t h) {
+    const Shard& sh = get().shard(h);
+    const Slot* slots = sh.published_slots.load(std::memory_order_relaxed);
+    __builtin_prefetch(slots + ((h >> 6) & sh.published_mask.load(std::memory_order_relaxed)));
+  }
+
+  // A node built outside the table (UOp::make_detached). A node built detached is matched, and
+  // entered if no rule replaces it (UOp::enlist): its home slot is fetched meanwhile.
   template <class Src>
   static UOpPtr build_detached(Ops op, DType dtype, std::span<Src> src, Arg&& arg) {
     const size_t h = node_hash(op, dtype, src, arg);
+    prefetch_home(h);
     UOp* node = build_node(op, dtype, src, nullptr, std::move(arg), h);
     node->listed_ = false;
     node->refs_.store(1, std::memory_order_relaxed);
