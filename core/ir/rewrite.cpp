@@ -6,7 +6,8 @@
 //      changed, try the matcher (top-down mode); a rebuilt or rewritten node is processed
 //      as a new node whose result becomes this node's result (stage 2). Under a pure
 //      matcher (top-down) a rebuilt node is matched here, before it is interned
-//      (rebuild_detached);
+//      (rebuild_detached). Then the replacements of sources no other node holds are let go
+//      (release_sources);
 //   2  link: this node's replacement is the replacement of what it turned into, which goes
 //      at once if a rule rewrote it further and nothing else holds it (drop_superseded).
 // The memo (`nodes_`) holds finished nodes, so a DAG is visited once per node. Each frame carries
@@ -15,8 +16,10 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <unordered_set>
 
 #include <boost/container/small_vector.hpp>
@@ -34,7 +37,8 @@ namespace {
 // Frames refer to nodes through UOpPtrs that stay put while the frame is on the stack (the
 // root, a source slot of a live node, or an entry of `made_`), so walking the graph touches no
 // reference count. The memo's values are entries of `made_` (or "the node itself"), which the
-// rewrite keeps until it ends, except the results a rule superseded (drop_superseded).
+// rewrite keeps until it ends, except the results a rule superseded (drop_superseded) and the
+// replacements of nodes that will not be looked up again (release_sources).
 struct Frame {
   const UOpPtr* n;     // the node this frame computes the replacement of
   const UOpPtr* new_n; // what n is (being) turned into
@@ -49,21 +53,33 @@ struct Frame {
 // instead of faulting fresh pages in each time.
 class NodeList {
 public:
-  static constexpr size_t kMaxChunk = 8192; // entries
+  static constexpr size_t kMaxChunk = 4096; // entries (64 KiB)
+
+  // A built node, and how many memo values point to it (0, 1, or 2 for "more than one").
+  struct Entry {
+    UOpPtr node;
+    uint8_t links = 0;
+  };
 
   UOpPtr& push(UOpPtr u) {
     if (used_ == capacity_) {
       capacity_ = capacity_ == 0 ? 16 : std::min<size_t>(2 * capacity_, kMaxChunk);
-      chunks_.push_back(std::make_unique<UOpPtr[]>(capacity_));
+      chunks_.push_back(std::make_unique<Entry[]>(capacity_));
       used_ = 0;
     }
-    UOpPtr& e = chunks_.back()[used_++];
-    e = std::move(u);
-    return e;
+    Entry& e = chunks_.back()[used_++];
+    e.node = std::move(u);
+    return e.node;
+  }
+
+  // The entry whose node `u` is (a reference push returned).
+  static Entry& entry_of(const UOpPtr* u) {
+    static_assert(std::is_standard_layout_v<Entry> && offsetof(Entry, node) == 0);
+    return *reinterpret_cast<Entry*>(const_cast<UOpPtr*>(u));
   }
 
 private:
-  boost::container::small_vector<std::unique_ptr<UOpPtr[]>, 8> chunks_;
+  boost::container::small_vector<std::unique_ptr<Entry[]>, 8> chunks_;
   size_t capacity_ = 0, used_ = 0; // of the last chunk
 };
 
@@ -180,15 +196,21 @@ public:
   }
 
 private:
+  // Whether a memo value is a replacement the rewrite let go (release_sources): the node it
+  // was found for counts as not seen, and is rewritten again if it is met again.
+  static bool forgotten(const UOpPtr* v) {
+    return v != nullptr && v != Memo::self() && *v == nullptr;
+  }
+
   bool done(const UOpPtr& n) {
     const UOpPtr** v = nodes_.find(n.get());
-    return v != nullptr && *v != nullptr;
+    return v != nullptr && *v != nullptr && !forgotten(*v);
   }
 
   // n's replacement: n itself (the caller's reference) or an entry of made_.
   const UOpPtr& lookup(const UOpPtr& n) {
     const UOpPtr** v = nodes_.find(n.get());
-    if (v == nullptr || *v == nullptr) [[unlikely]]
+    if (v == nullptr || *v == nullptr || forgotten(*v)) [[unlikely]]
       no_replacement(n);
     return *v == Memo::self() ? n : **v;
   }
@@ -199,7 +221,13 @@ private:
   // n's replacement is `result`: n itself, or a node in made_ (which the memo points to, so
   // that no memo value points into another node, which might go first: drop_superseded).
   void link(const UOpPtr& n, const UOpPtr& result) {
-    nodes_.insert(n.get()) = result.get() == n.get() ? Memo::self() : &result;
+    if (result.get() == n.get()) {
+      nodes_.insert(n.get()) = Memo::self();
+      return;
+    }
+    nodes_.insert(n.get()) = &result;
+    uint8_t& links = NodeList::entry_of(&result).links;
+    links = std::min<uint8_t>(links + 1, 2);
   }
 
   // Keeps a node built by the rewrite alive (until it ends, or until drop_superseded lets it
@@ -259,10 +287,14 @@ private:
 
   void stage0(const Frame& f) {
     const UOpPtr** seen_before = nodes_.find(f.n->get());
-    if (seen_before != nullptr && *seen_before != nullptr) return; // done through another parent
-    if (seen_before != nullptr)
+    if (seen_before != nullptr && forgotten(*seen_before)) {
+      *seen_before = nullptr; // let go of before: rewritten again (in progress)
+    } else if (seen_before != nullptr && *seen_before != nullptr) {
+      return; // done through another parent
+    } else if (seen_before != nullptr) {
       throw RewriteError("graph_rewrite did not reach a fixed point: " + (*f.n)->str() +
                          " was rewritten into a graph that contains itself (the rules cycle)");
+    }
     if (pure_ != 0 && (*f.new_n)->fixed_under().load(std::memory_order_relaxed) == pure_)
       return link(*f.n, *f.new_n); // nothing below it changes
     const UOpPtr* cur = f.new_n;
@@ -287,6 +319,28 @@ private:
 
   void stage1(const Frame& f) {
     const UOp& node = **f.new_n;
+    rebuild_or_match(f, node);
+    if (!opts_.bottom_up && nodes_.in_nodes_only()) release_sources(node);
+  }
+
+  // Once `node` is rebuilt, a source that only it holds is not looked up again (unless a rule
+  // builds it anew): made_ lets go of its replacement now, while it is in cache, instead of
+  // when the rewrite ends, and frees it if nothing else holds it (a final node whose parent a
+  // rule rewrote into something else). Only a replacement that one memo value points to goes;
+  // its node then counts as not seen (forgotten), and is rewritten again if it is met again.
+  // Needs every memo entry in its node, as drop_superseded does.
+  void release_sources(const UOp& node) {
+    for (const UOpPtr& s : node.src) {
+      if (s->use_count() != 1) continue;
+      const UOpPtr** v = nodes_.find(s.get());
+      if (v == nullptr || *v == nullptr || *v == Memo::self()) continue;
+      NodeList::Entry& e = NodeList::entry_of(*v);
+      if (e.links == 1) e.node = nullptr;
+    }
+  }
+
+  // Stage 1 proper: rebuild `node` (f.new_n) from its sources' replacements, or match it.
+  void rebuild_or_match(const Frame& f, const UOp& node) {
     // The replacements stay alive in the memo, so a rebuild borrows them (no reference count
     // is touched and nothing is allocated for the source list).
     boost::container::small_vector<const UOp*, 4> new_src;
@@ -342,7 +396,7 @@ private:
       return;
     }
     // No rule applies and its sources are final: the node is final (as stage 1 would find it).
-    if (const UOpPtr** seen = nodes_.find(n.get())) {
+    if (const UOpPtr** seen = nodes_.find(n.get()); seen != nullptr && !forgotten(*seen)) {
       if (*seen == nullptr)
         throw RewriteError("graph_rewrite did not reach a fixed point: " + n->str() +
                            " was rewritten into a graph that contains itself (the rules cycle)");
