@@ -23,6 +23,8 @@
 #include <map>
 #include <unordered_map>
 
+#include <boost/container/small_vector.hpp>
+
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
 #include "tg/ir/rewrite.hpp"
@@ -66,18 +68,31 @@ std::vector<int64_t> digits(const Axes& a, int64_t l) {
   return d;
 }
 
-// For each lane of `to`, the lane of `from` (a subset of `to`) with the same axis values.
+// For each lane of `to`, the lane of `from` (a subset of `to`) with the same axis values. The
+// lanes of `to` are counted like an odometer (its last axis fastest); each of its axes moves
+// the lane of `from` by that axis's stride there (0 for an axis `from` lacks).
 std::vector<int64_t> lane_map(const Axes& from, const Axes& to) {
-  std::vector<int64_t> out;
-  const int64_t w = width(to);
-  for (int64_t l = 0; l < w; ++l) {
-    const auto d = digits(to, l);
-    int64_t f = 0;
-    for (const UOp* r : from) {
-      const size_t pos = static_cast<size_t>(std::find(to.begin(), to.end(), r) - to.begin());
-      f = f * size_of(r) + d[pos];
+  const size_t n = to.size();
+  boost::container::small_vector<int64_t, 8> size(n), stride(n, 0), digit(n, 0);
+  for (size_t i = 0; i < n; ++i) size[i] = size_of(to[i]);
+  int64_t s = 1;
+  for (size_t k = from.size(); k-- > 0;) {
+    const auto pos = static_cast<size_t>(std::find(to.begin(), to.end(), from[k]) - to.begin());
+    if (pos == n)
+      throw Error("codegen: expander: a lane map's axes are not a subset of its target's");
+    stride[pos] = s;
+    s *= size[pos];
+  }
+  std::vector<int64_t> out(static_cast<size_t>(width(to)));
+  int64_t f = 0;
+  for (int64_t& lane : out) {
+    lane = f;
+    for (size_t i = n; i-- > 0;) { // the next lane of `to`
+      f += stride[i];
+      if (++digit[i] < size[i]) break;
+      f -= stride[i] * size[i];
+      digit[i] = 0;
     }
-    out.push_back(f);
   }
   return out;
 }
