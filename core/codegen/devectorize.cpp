@@ -11,7 +11,8 @@
 // meet. With RendererCaps::supports_float4 false every vector ALU op also becomes one scalar op
 // per lane, as do ops on bfloat16 vectors.
 #include <algorithm>
-#include <map>
+
+#include <boost/container/small_vector.hpp>
 
 #include "tg/codegen_opt.hpp"
 #include "tg/error.hpp"
@@ -95,7 +96,8 @@ struct Chunk {
 // The accesses of a `width`-lane LOAD or STORE through `index`.
 std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bool aligned) {
   const UOpPtr& idx = index->src[1];
-  std::vector<UOpPtr> addr, gate;
+  using Key = std::pair<const UOp*, int64_t>; // an address as root + constant offset
+  boost::container::small_vector<UOpPtr, 16> addr, gate;
   for (size_t t = 0; t < width; ++t) {
     if (idx->op == Ops::VECTORIZE && idx->src.size() == width)
       addr.push_back(idx->src[t]);
@@ -107,19 +109,23 @@ std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bo
       throw Error("codegen: devectorize: address of the wrong width: " + index->str());
     if (index->src.size() > 2) gate.push_back(gep1(index->src[2], static_cast<int64_t>(t)));
   }
-  std::vector<bool> done(width, false);
+  boost::container::small_vector<bool, 16> done(width, false);
   std::vector<Chunk> out;
-  std::map<std::pair<const UOp*, int64_t>, std::vector<size_t>> at;
-  std::vector<std::pair<const UOp*, int64_t>> key(width);
+  // The lanes by address, lanes of one address in increasing order: a lane with a given
+  // address is found by binary search (a few dozen lanes at most; no map is built).
+  boost::container::small_vector<Key, 16> key(width);
+  boost::container::small_vector<std::pair<Key, size_t>, 16> by_key;
   for (size_t t = 0; t < width; ++t) {
     key[t] = split_offset(addr[t]);
-    at[key[t]].push_back(t);
+    by_key.emplace_back(key[t], t);
   }
-  auto free_lane = [&](std::pair<const UOp*, int64_t> k, const UOpPtr& g) -> int64_t {
-    auto it = at.find(k);
-    if (it == at.end()) return -1;
-    for (size_t t : it->second)
+  std::sort(by_key.begin(), by_key.end());
+  auto free_lane = [&](Key k, const UOpPtr& g) -> int64_t {
+    auto it = std::lower_bound(by_key.begin(), by_key.end(), std::pair<Key, size_t>{k, 0});
+    for (; it != by_key.end() && it->first == k; ++it) {
+      const size_t t = it->second;
       if (!done[t] && (gate.empty() || gate[t] == g)) return static_cast<int64_t>(t);
+    }
     return -1;
   };
   for (int64_t c = 16; c >= 2; c /= 2) {
