@@ -9,6 +9,7 @@
 // constant stack.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -261,11 +262,15 @@ struct UOpTable {
     return UOpPtr(twin, UOpPtr::Adopt{});
   }
 
-  // Starts fetching the line of h's home slot, without the lock.
+  // Starts fetching the line of h's home slot, without the lock. The address is computed as an
+  // integer: with a stale array and mask it may lie outside the array, which a prefetch
+  // tolerates and pointer arithmetic does not.
   static void prefetch_home(size_t h) {
     const Shard& sh = get().shard(h);
-    const Slot* slots = sh.published_slots.load(std::memory_order_relaxed);
-    __builtin_prefetch(slots + ((h >> 6) & sh.published_mask.load(std::memory_order_relaxed)));
+    const auto slots =
+        reinterpret_cast<uintptr_t>(sh.published_slots.load(std::memory_order_relaxed));
+    const size_t i = (h >> 6) & sh.published_mask.load(std::memory_order_relaxed);
+    __builtin_prefetch(reinterpret_cast<const void*>(slots + i * sizeof(Slot)));
   }
 
   // A node built outside the table (UOp::make_detached). A node built detached is matched, and
