@@ -314,7 +314,20 @@ private:
     const UOp& node = **cur;
     stack_.push_back({f.n, cur, 1, depth});
     for (size_t i = node.src.size(); i-- > 0;)
-      if (!done(node.src[i])) stack_.push_back({&node.src[i], &node.src[i], 0, depth});
+      if (!done(node.src[i])) {
+        stack_.push_back({&node.src[i], &node.src[i], 0, depth});
+        prefetch_node(*node.src[i]);
+      }
+  }
+
+  // Starts fetching the lines of `u` that its stage 0 reads after its memo slot (which done()
+  // has just read): its fields and, after the node in its block, its sources. A large input
+  // graph was built long before the rewrite and is no longer in the cache, and a walk down it
+  // otherwise waits on each of these lines in turn.
+  static void prefetch_node(const UOp& u) {
+    __builtin_prefetch(&u); // op, dtype, where the sources are
+    __builtin_prefetch(&u.fixed_under());
+    __builtin_prefetch(u.src.data());
   }
 
   void stage1(const Frame& f) {
