@@ -396,6 +396,17 @@ namespace {
 
 using Program = PatternMatcher::Program;
 
+// The checks of pattern node p on n, without the capture (Walk::here, flat_walk). Not
+// Node::dtype_ok: a walk starts only after the root's prefilter passed, where the check mostly
+// succeeds, and the larger check stops GCC inlining the walk's calls (measured: more
+// instructions under tg_bench_rewrite).
+[[gnu::always_inline]] inline bool leaf_ok(const Program::Node& p, const UOp& n) {
+  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
+  if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
+  if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
+  return Program::const_matches(p, n);
+}
+
 // One walk of a Program: the odometer's digits (which order each permuted node tries), and
 // the captures made so far.
 struct Walk {
@@ -408,14 +419,7 @@ struct Walk {
 
   // The checks of p on n itself, and its capture.
   bool here(const Program::Node& p, const UOpPtr& np) {
-    const UOp& n = *np;
-    if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
-    // Not Node::dtype_ok: a walk starts only after the root's prefilter passed, where the
-    // check mostly succeeds, and the larger check here stops GCC inlining the walk's calls
-    // (measured: more instructions under tg_bench_rewrite).
-    if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
-    if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
-    if (!Program::const_matches(p, n)) return false;
+    if (!leaf_ok(p, *np)) return false;
     if (p.slot >= 0) {
       const uint32_t bit = uint32_t{1} << p.slot;
       if (!(have & bit)) {
@@ -478,14 +482,6 @@ struct Walk {
     return false;
   }
 };
-
-// Walk::here's checks of p on n, without the capture.
-[[gnu::always_inline]] inline bool leaf_ok(const Program::Node& p, const UOp& n) {
-  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
-  if (p.check_dtype && !dtype_matches(p.d->dtypes, n.dtype)) return false;
-  if (p.check_arg && !arg_equal(*p.d->arg, n.arg)) return false;
-  return Program::const_matches(p, n);
-}
 
 // walk_program for a flat program (Program::flat): the same checks, captures and order of
 // offers (a permuted pair tries its sources in order, then swapped), with no walk state.

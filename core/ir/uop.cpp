@@ -171,7 +171,8 @@ struct UOpTable {
 
     size_t mask() const { return slots.size() - 1; }
     // The shard is picked by the hash's low bits; the home slot comes from the next ones.
-    size_t home(size_t hash) const { return (hash >> 6) & mask(); }
+    static size_t home_in(size_t hash, size_t mask) { return (hash >> 6) & mask; }
+    size_t home(size_t hash) const { return home_in(hash, mask()); }
     size_t home(const Slot& s) const {
       return slots.size() <= (size_t{1} << 20) ? s.tag() & mask() : home(s.node()->hash_);
     }
@@ -269,7 +270,7 @@ struct UOpTable {
     const Shard& sh = get().shard(h);
     const auto slots =
         reinterpret_cast<uintptr_t>(sh.published_slots.load(std::memory_order_relaxed));
-    const size_t i = (h >> 6) & sh.published_mask.load(std::memory_order_relaxed);
+    const size_t i = Shard::home_in(h, sh.published_mask.load(std::memory_order_relaxed));
     __builtin_prefetch(reinterpret_cast<const void*>(slots + i * sizeof(Slot)));
   }
 
