@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <boost/container/small_vector.hpp>
@@ -158,6 +159,70 @@ private:
   std::map<std::pair<const UOp*, std::vector<int64_t>>, std::pair<UOpPtr, UOpPtr>> take_memo_;
   std::unordered_map<const UOp*, std::vector<UOpPtr>> lanes_;
 
+  // The lanes of index arithmetic that is affine in its axes, as one node and an offset per
+  // lane: lane l is simplify_add_const(base, off[l]). An Upcast/Unroll range is 0 plus its
+  // value; a sum adds its sources' bases once and their offsets lane by lane; a product by a
+  // constant scales both; a node without axes is its own base. symbolic() keeps an integer
+  // sum in one canonical form whose constant is the only part a lane's offset changes (the
+  // premise of simplify_add_const, which ir.symbolic_property checks), so these are the lanes
+  // op_over_lanes would give, at one rewrite per node instead of one per node and lane.
+  struct Affine {
+    UOpPtr base;
+    std::vector<int64_t> off; // one per lane of the node's axes
+  };
+  std::unordered_map<const UOp*, std::optional<Affine>> affine_;
+
+  const std::optional<Affine>& affine(const UOpPtr& u) {
+    if (auto it = affine_.find(u.get()); it != affine_.end()) return it->second;
+    std::optional<Affine> r = affine_uncached(u);
+    return affine_.emplace(u.get(), std::move(r)).first->second;
+  }
+  std::optional<Affine> affine_uncached(const UOpPtr& u) {
+    const DType dt = u->dtype;
+    if (dt.is_ptr || dt.count != 1 || !dt.is_int() || dt.is_unsigned()) return std::nullopt;
+    const Axes& a = axes_.at(u.get());
+    if (a.empty()) return Affine{u, {0}};
+    if (!pure_.at(u.get())) return std::nullopt;
+    if (u->op == Ops::RANGE) { // Upcast/Unroll (only those have axes): lane l is the value l
+      std::vector<int64_t> off(static_cast<size_t>(size_of(u.get())));
+      for (size_t l = 0; l < off.size(); ++l) off[l] = static_cast<int64_t>(l);
+      return Affine{UOp::int_const(dt, 0), std::move(off)};
+    }
+    if (u->src.size() != 2 || !std::holds_alternative<std::monostate>(u->arg) ||
+        u->src[0]->dtype != dt || u->src[1]->dtype != dt)
+      return std::nullopt;
+    if (u->op == Ops::ADD) {
+      const auto &x = affine(u->src[0]), &y = affine(u->src[1]);
+      if (!x || !y) return std::nullopt;
+      const auto mx = lane_map(axes_.at(u->src[0].get()), a);
+      const auto my = lane_map(axes_.at(u->src[1].get()), a);
+      std::vector<int64_t> off(mx.size());
+      for (size_t l = 0; l < off.size(); ++l)
+        if (__builtin_add_overflow(x->off[static_cast<size_t>(mx[l])],
+                                   y->off[static_cast<size_t>(my[l])], &off[l]))
+          return std::nullopt;
+      return Affine{simplify(UOp::make(Ops::ADD, dt, {x->base, y->base})), std::move(off)};
+    }
+    if (u->op == Ops::MUL) {
+      const size_t k = u->src[1]->is_const() ? 1 : u->src[0]->is_const() ? 0 : 2;
+      if (k == 2 || !std::holds_alternative<int64_t>(u->src[k]->arg)) return std::nullopt;
+      const int64_t c = std::get<int64_t>(u->src[k]->arg);
+      const UOpPtr& other = u->src[1 - k];
+      const auto& x = affine(other);
+      if (!x) return std::nullopt;
+      const auto mx = lane_map(axes_.at(other.get()), a);
+      std::vector<int64_t> off(mx.size());
+      for (size_t l = 0; l < off.size(); ++l)
+        if (__builtin_mul_overflow(x->off[static_cast<size_t>(mx[l])], c, &off[l]))
+          return std::nullopt;
+      std::vector<UOpPtr> src(2);
+      src[k] = u->src[k];
+      src[1 - k] = x->base;
+      return Affine{simplify(UOp::make(Ops::MUL, dt, std::move(src))), std::move(off)};
+    }
+    return std::nullopt;
+  }
+
   // Scalar lanes of index arithmetic over its own axes.
   const std::vector<UOpPtr>& lanes(const UOpPtr& u) {
     auto it = lanes_.find(u.get());
@@ -180,6 +245,12 @@ private:
         out = op_over_lanes(u, a, u->dtype.scalar());
       }
       return lanes_.emplace(u.get(), std::move(out)).first->second;
+    }
+    if (!a.empty()) {
+      if (const auto& af = affine(u)) {
+        for (const int64_t off : af->off) out.push_back(simplify_add_const(af->base, off));
+        return lanes_.emplace(u.get(), std::move(out)).first->second;
+      }
     }
     if (!a.empty() &&
         (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST)) {
