@@ -502,11 +502,17 @@ std::array<RenderFn, kNumOps> make_rules() {
     return c.op("bitcast " + ty(from) + " " + c[u.src[0]] + " to " + ty(u.dtype));
   });
   set(VECTORIZE, [](R, C c, const UOp& u) {
+    // One insertelement per lane: the types are spelled once, and each line is built in one
+    // buffer (a 64-lane vector is 64 instructions).
     std::string v = "poison";
-    const std::string e = ty(u.dtype.scalar());
-    for (size_t i = 0; i < u.src.size(); ++i)
-      v = c.op("insertelement " + ty(u.dtype) + " " + v + ", " + e + " " + c[u.src[i]] + ", i32 " +
-               std::to_string(i));
+    const std::string head = "insertelement " + ty(u.dtype) + " ";
+    const std::string elem = ", " + ty(u.dtype.scalar()) + " ";
+    std::string text;
+    for (size_t i = 0; i < u.src.size(); ++i) {
+      text.assign(head).append(v).append(elem).append(c[u.src[i]]).append(", i32 ");
+      text.append(std::to_string(i));
+      v = c.op(text);
+    }
     return v;
   });
   set(GEP, [](R, C c, const UOp& u) {

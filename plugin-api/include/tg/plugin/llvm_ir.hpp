@@ -14,6 +14,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -48,15 +49,21 @@ struct LLVMIRContext {
 
   std::string tmp() { return "%t" + std::to_string(counter++); }
   int next() { return counter++; }
-  void emit(const std::string& s) { body.push_back("  " + s); }
+  void emit(std::string_view s) {
+    std::string& line = body.emplace_back();
+    line.reserve(2 + s.size());
+    line.append("  ").append(s);
+  }
   void place(const std::string& label) {
     body.push_back(label + ":");
     block = label;
   }
   // An instruction with a result: emits `%tN = text` and returns %tN.
-  std::string op(const std::string& text) {
+  std::string op(std::string_view text) {
     std::string t = tmp();
-    emit(t + " = " + text);
+    std::string& line = body.emplace_back();
+    line.reserve(5 + t.size() + text.size());
+    line.append("  ").append(t).append(" = ").append(text);
     return t;
   }
   // The name a source node was rendered as; a node used before it was rendered is a broken
