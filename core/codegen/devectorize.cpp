@@ -97,28 +97,46 @@ struct Chunk {
 std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bool aligned) {
   const UOpPtr& idx = index->src[1];
   using Key = std::pair<const UOp*, int64_t>; // an address as root + constant offset
-  boost::container::small_vector<UOpPtr, 16> addr, gate;
+  boost::container::small_vector<UOpPtr, 16> addr(width), gate;
+  boost::container::small_vector<Key, 16> key(width);
+  // A scalar address `idx` of `width` consecutive elements: lane t is at
+  // simplify_add_const(idx, t). For a final (or constant) index that is idx's root and
+  // constant plus t, known without building it, so only the first lane of each access is
+  // built (a 64-lane register read in 16-lane pieces builds 4 addresses, not 64).
+  const bool offsets_known =
+      idx->dtype == dtypes::index &&
+      (idx->is_const() ||
+       idx->fixed_under().load(std::memory_order_relaxed) == symbolic().pure_id());
   for (size_t t = 0; t < width; ++t) {
-    if (idx->op == Ops::VECTORIZE && idx->src.size() == width)
-      addr.push_back(idx->src[t]);
-    else if (idx->dtype.count == 1)
-      addr.push_back(t == 0 ? idx : simplify_add_const(idx, static_cast<int64_t>(t)));
-    else if (idx->dtype.count == width) // a vector address not built by VECTORIZE: its lanes
-      addr.push_back(simplify(gep1(idx, static_cast<int64_t>(t))));
-    else
+    const auto lane = static_cast<int64_t>(t);
+    if (idx->op == Ops::VECTORIZE && idx->src.size() == width) {
+      addr[t] = idx->src[t];
+    } else if (idx->dtype.count == 1) {
+      const Key k0 = t == 0 ? split_offset(idx) : key[0];
+      if (t == 0)
+        addr[t] = idx;
+      else if (int64_t off = 0; offsets_known && !__builtin_add_overflow(k0.second, lane, &off))
+        key[t] = {k0.first, off}; // its node is built if it starts an access (address_at)
+      else
+        addr[t] = simplify_add_const(idx, lane);
+    } else if (idx->dtype.count == width) { // a vector address not built by VECTORIZE: its lanes
+      addr[t] = simplify(gep1(idx, lane));
+    } else {
       throw Error("codegen: devectorize: address of the wrong width: " + index->str());
-    if (index->src.size() > 2) gate.push_back(gep1(index->src[2], static_cast<int64_t>(t)));
+    }
+    if (addr[t]) key[t] = split_offset(addr[t]);
+    if (index->src.size() > 2) gate.push_back(gep1(index->src[2], lane));
   }
+  auto address_at = [&](size_t t) -> const UOpPtr& {
+    if (!addr[t]) addr[t] = simplify_add_const(idx, static_cast<int64_t>(t));
+    return addr[t];
+  };
   boost::container::small_vector<bool, 16> done(width, false);
   std::vector<Chunk> out;
   // The lanes by address, lanes of one address in increasing order: a lane with a given
   // address is found by binary search (a few dozen lanes at most; no map is built).
-  boost::container::small_vector<Key, 16> key(width);
   boost::container::small_vector<std::pair<Key, size_t>, 16> by_key;
-  for (size_t t = 0; t < width; ++t) {
-    key[t] = split_offset(addr[t]);
-    by_key.emplace_back(key[t], t);
-  }
+  for (size_t t = 0; t < width; ++t) by_key.emplace_back(key[t], t);
   std::sort(by_key.begin(), by_key.end());
   auto free_lane = [&](Key k, const UOpPtr& g) -> int64_t {
     auto it = std::lower_bound(by_key.begin(), by_key.end(), std::pair<Key, size_t>{k, 0});
@@ -147,12 +165,12 @@ std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bo
         for (int64_t l : run) done[static_cast<size_t>(l)] = false;
         continue;
       }
-      out.push_back({run, addr[t], g});
+      out.push_back({run, address_at(t), g});
     }
   }
   for (size_t t = 0; t < width; ++t)
     if (!done[t])
-      out.push_back({{static_cast<int64_t>(t)}, addr[t], gate.empty() ? nullptr : gate[t]});
+      out.push_back({{static_cast<int64_t>(t)}, address_at(t), gate.empty() ? nullptr : gate[t]});
   return out;
 }
 
