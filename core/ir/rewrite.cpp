@@ -465,24 +465,28 @@ bool memo_held_by_running_rewrite(const UOp& u) { return Memo::held(u); }
 
 UOpPtr substitute(const UOpPtr& root, const std::unordered_map<const UOp*, UOpPtr>& map) {
   if (map.empty()) return root;
-  std::unordered_map<const UOp*, UOpPtr> done;
-  for (const UOp* u : root->toposort()) {
+  const std::vector<const UOp*>& topo = root->toposort();
+  // Each changed node's replacement: the map's, or the node rebuilt over its sources'
+  // replacements. A flat table sized for the graph and borrowed source lists: codegen
+  // substitutes over whole kernels, and a list node plus a vector per node made this walk
+  // malloc-bound.
+  NodeMap<UOpPtr> done(topo.size());
+  for (const UOp* u : topo) {
     if (auto it = map.find(u); it != map.end()) {
-      done.emplace(u, it->second);
+      done[u] = it->second;
       continue;
     }
-    std::vector<UOpPtr> src;
-    src.reserve(u->src.size());
+    boost::container::small_vector<const UOp*, 4> src;
     bool changed = false;
     for (const UOpPtr& s : u->src) {
-      auto d = done.find(s.get());
-      src.push_back(d == done.end() ? s : d->second);
-      changed |= src.back() != s;
+      const UOpPtr* d = done.find(s.get());
+      src.push_back(d == nullptr ? s.get() : d->get());
+      changed |= src.back() != s.get();
     }
-    if (changed) done.emplace(u, u->replace_src(std::move(src)));
+    if (changed) done[u] = UOp::make_borrowed(u->op, u->dtype, src, u->arg);
   }
-  auto it = done.find(root.get());
-  return it == done.end() ? root : it->second;
+  const UOpPtr* r = done.find(root.get());
+  return r == nullptr ? root : *r;
 }
 
 } // namespace tg
