@@ -132,16 +132,15 @@ std::string LlvmRenderer::render_dot4(LLVMIRContext& c, const UOp& u) const {
 std::string LlvmRenderer::render_kernel(const std::string& name, LLVMIRContext& c) const {
   for (auto it = c.open_specials.rbegin(); it != c.open_specials.rend(); ++it) close_loop(c, *it);
   const std::string tail = module_tail(c);
-  size_t bytes = 256 + name.size() + tail.size();
+  size_t bytes = 256 + name.size() + c.body.size() + tail.size();
   for (const auto& l : c.entry) bytes += l.size() + 1;
-  for (const auto& l : c.body) bytes += l.size() + 1;
   std::string out; // one buffer, sized first: a kernel's text is tens of kilobytes
   out.reserve(bytes);
   out.append("define void @").append(name);
   out.append("(ptr noalias nocapture readonly %bufs, ptr noalias nocapture readonly %vars, "
              "i64 %gidx0_begin, i64 %gidx0_end) #0 {\nentry:\n");
   for (const auto& l : c.entry) out.append(l).push_back('\n');
-  for (const auto& l : c.body) out.append(l).push_back('\n');
+  out.append(c.body);
   out.append("  ret void\n}\n").append(tail).append("attributes #0 = { nounwind }\n");
   return out;
 }

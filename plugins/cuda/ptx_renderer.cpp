@@ -122,7 +122,7 @@ std::string PtxRenderer::render_kernel(const std::string& name, LLVMIRContext& c
   std::string out = "target triple = \"nvptx64-nvidia-cuda\"\n";
   out += "define ptx_kernel void @" + name + "(" + params + ") #0 {\nentry:\n";
   for (const auto& l : c.entry) out += l + "\n";
-  for (const auto& l : c.body) out += l + "\n";
+  out += c.body;
   out += "  ret void\n}\n";
   out += module_tail(c);
   out += "attributes #0 = { nounwind }\n";

@@ -31,7 +31,8 @@ struct LLVMLoop {
 // The state of one render.
 struct LLVMIRContext {
   std::vector<std::string> entry;   // entry-block instructions (parameters, allocas)
-  std::vector<std::string> body;    // the body, in blocks
+  std::string body;                 // the body, in blocks: one line per instruction or label,
+                                    // each ending in '\n' (one buffer, not a string per line)
   std::vector<std::string> helpers; // internal functions the kernel calls, emitted once
   std::set<std::string> declares;   // intrinsic declarations
   std::unordered_map<const UOp*, std::string> names, gates;
@@ -49,21 +50,15 @@ struct LLVMIRContext {
 
   std::string tmp() { return "%t" + std::to_string(counter++); }
   int next() { return counter++; }
-  void emit(std::string_view s) {
-    std::string& line = body.emplace_back();
-    line.reserve(2 + s.size());
-    line.append("  ").append(s);
-  }
+  void emit(std::string_view s) { body.append("  ").append(s).push_back('\n'); }
   void place(const std::string& label) {
-    body.push_back(label + ":");
+    body.append(label).append(":\n");
     block = label;
   }
   // An instruction with a result: emits `%tN = text` and returns %tN.
   std::string op(std::string_view text) {
     std::string t = tmp();
-    std::string& line = body.emplace_back();
-    line.reserve(5 + t.size() + text.size());
-    line.append("  ").append(t).append(" = ").append(text);
+    body.append("  ").append(t).append(" = ").append(text).push_back('\n');
     return t;
   }
   // The name a source node was rendered as; a node used before it was rendered is a broken
