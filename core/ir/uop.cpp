@@ -170,12 +170,8 @@ struct UOpTable {
     explicit operator bool() const { return bits != 0; }
   };
   struct Shard {
-    // A shard's smallest slot array. The 64 shards' arrays are probed at random, so together
-    // they should stay small enough for the caches while few nodes live (a kernel's codegen
-    // holds a few thousand): 64 slots each, 32 KiB in all.
-    static constexpr size_t kMinSlots = 64;
     SpinLock mu;
-    std::vector<Slot> slots = std::vector<Slot>(kMinSlots);
+    std::vector<Slot> slots = std::vector<Slot>(1024);
     size_t count = 0;
     // The slot array and mask as last published, read without the lock only to prefetch a
     // home slot (prefetch_home); a stale pair names a harmless address.
@@ -192,17 +188,7 @@ struct UOpTable {
     // At most half full: a probe for an absent node then ends within a slot or two.
     void reserve_one() {
       if (2 * (count + 1) <= slots.size()) return;
-      resize(slots.size() * 2);
-    }
-    // At least an eighth full (above the smallest size): a table that grew for a large graph
-    // shrinks again once the graph is freed, instead of spreading a small graph's probes over
-    // megabytes that miss the caches. Halving leaves it a quarter full, as doubling does, so
-    // a count that swings around one size does not resize it back and forth.
-    void shrink_if_sparse() {
-      if (slots.size() > kMinSlots && 8 * count < slots.size()) resize(slots.size() / 2);
-    }
-    void resize(size_t n) {
-      std::vector<Slot> old(n);
+      std::vector<Slot> old(slots.size() * 2);
       old.swap(slots);
       for (const Slot& s : old)
         if (s) place(s);
@@ -227,7 +213,6 @@ struct UOpTable {
       }
       slots[i] = Slot{};
       --count;
-      shrink_if_sparse();
     }
     // Unlinks `u` if it is still in the table (a racing lookup may have unlinked it).
     void unlink(const UOp* u) {
