@@ -262,35 +262,6 @@ std::pair<const UOpPtr*, size_t> shared_prefix(const Linear& lin, const UOpPtr& 
   return {m == 0 ? nullptr : levels[levels.size() - m], m};
 }
 
-// One term of a sum build() makes: the node, and its coefficient as a constant node (null for
-// a coefficient of 1, where the term is the node itself).
-struct BuildTerm {
-  const UOp* node;
-  UOpPtr coef;
-};
-
-// Starts fetching the table slots of the nodes build() looks up after `acc` (null: none yet):
-// each term's product by its coefficient and each partial sum, ending with `k` (null: none).
-// Their hashes follow from the terms' hashes (UOp::hash_of), so every slot is requested before
-// the first lookup, and the lookups of a chain overlap their cache misses instead of taking
-// them one after another (a large graph's node table is far bigger than the caches).
-void prefetch_build(std::span<const BuildTerm> terms, const UOp* k, const UOp* acc, DType dt) {
-  std::optional<size_t> sum;
-  if (acc != nullptr) sum = acc->hash();
-  static const Arg kNoArg;
-  auto node_of = [&](Ops op, size_t a, size_t b) {
-    const std::array<size_t, 2> src{a, b};
-    const size_t h = UOp::hash_of(op, dt, src, kNoArg);
-    UOp::prefetch_slot(h);
-    return h;
-  };
-  for (const BuildTerm& t : terms) {
-    const size_t term = t.coef ? node_of(MUL, t.node->hash(), t.coef->hash()) : t.node->hash();
-    sum = sum ? node_of(ADD, *sum, term) : term;
-  }
-  if (sum && k != nullptr) node_of(ADD, *sum, k->hash());
-}
-
 // The canonical node of a linear form: ((t0*c0 + t1) + t2*c2) + k. Nodes of `hint` that are
 // sums of lin's first terms are reused (shared_prefix).
 UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
@@ -301,18 +272,14 @@ UOpPtr build(const Linear& lin, const UOpPtr* hint = nullptr) {
     if (prefix != nullptr) acc = *prefix;
     first = covered;
   }
-  boost::container::small_vector<BuildTerm, 8> terms;
-  for (size_t i = first; i < lin.terms.size(); ++i)
-    if (const auto& [node, coef] = lin.terms[i]; coef != 0)
-      terms.push_back({node, coef == 1 ? nullptr : cst(lin.dtype, coef)});
-  const UOpPtr k = lin.k != 0 ? cst(lin.dtype, lin.k) : nullptr;
-  prefetch_build(terms, k.get(), acc.get(), lin.dtype);
-  for (const BuildTerm& t : terms) {
-    UOpPtr term = t.coef ? bin(MUL, t.node, t.coef) : t.node->ptr();
-    acc = acc ? bin(ADD, acc, term) : std::move(term);
+  for (size_t i = first; i < lin.terms.size(); ++i) {
+    const auto& [node, coef] = lin.terms[i];
+    if (coef == 0) continue;
+    UOpPtr t = coef == 1 ? node->ptr() : bin(MUL, node, cst(lin.dtype, coef));
+    acc = acc ? bin(ADD, acc, t) : t;
   }
   if (!acc) return cst(lin.dtype, lin.k);
-  return k ? bin(ADD, acc, k) : acc;
+  return lin.k != 0 ? bin(ADD, acc, cst(lin.dtype, lin.k)) : acc;
 }
 
 Linear scaled(const Linear& lin, i128 num, i128 den = 1) { // coefficients * num / den, exactly

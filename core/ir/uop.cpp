@@ -56,25 +56,16 @@ bool node_arg_equal(const Arg& a, const Arg& b) {
 inline const UOp* raw(const UOpPtr& u) { return u.get(); }
 inline const UOp* raw(const UOp* u) { return u; }
 
-// A source's part in its user's hash: the source's own hash, not its address, so that a node's
-// hash follows from its content alone (a Merkle hash). A caller can then compute the hashes of
-// a whole chain of nodes before building the first (UOp::hash_of) and fetch their table slots
-// together, instead of waiting on one cache miss per lookup in turn.
-inline size_t src_hash(const UOpPtr& u) { return u->hash(); }
-inline size_t src_hash(const UOp* u) { return u->hash(); }
-inline size_t src_hash(size_t h) { return h; }
-
 template <class Src> size_t node_hash(Ops op, DType dtype, std::span<Src> src, const Arg& arg) {
   // The dtype's fields packed as DType::hash packs them, without the call.
   const uint64_t packed = uint64_t(dtype.scalar_type) | (uint64_t(dtype.count) << 8) |
                           (uint64_t(dtype.is_ptr) << 24) | (uint64_t(dtype.addrspace) << 25);
   size_t h = mix(mix(static_cast<size_t>(op), packed), static_cast<size_t>(dtype.size));
-  for (const auto& s : src) h = mix(h, src_hash(s));
+  for (const auto& s : src) h = mix(h, std::hash<const void*>()(raw(s)));
   h = mix(h, node_arg_hash(arg));
   // The table picks a shard from the low bits and a bucket from the next ones; hash_combine
   // alone leaves them correlated (source addresses are 16-byte aligned). MurmurHash3's
-  // finalizer spreads every input bit over the word (tg_bench_rewrite: 1.2-1.6x), and keeps a
-  // user's hash from being a simple function of its sources' finalized hashes.
+  // finalizer spreads every input bit over the word (tg_bench_rewrite: 1.2-1.6x).
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;
   h ^= h >> 33;
@@ -515,12 +506,6 @@ UOpPtr UOp::make_detached(Ops op, DType dtype, std::span<const UOp* const> src, 
   if (spec_checking()) verify_node(*u);
   return u;
 }
-
-size_t UOp::hash_of(Ops op, DType dtype, std::span<const size_t> src_hashes, const Arg& arg) {
-  return node_hash(op, dtype, src_hashes, arg);
-}
-
-void UOp::prefetch_slot(size_t hash) { UOpTable::prefetch_home(hash); }
 
 UOpPtr UOp::enlist(UOpPtr u) {
   if (!u || u->listed_) throw Error("UOp::enlist takes a detached node (UOp::make_detached)");

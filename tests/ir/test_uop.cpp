@@ -30,31 +30,6 @@ TEST_SUITE("ir.uop") {
     CHECK(UOp::const_(dtypes::float32, 0.0) != UOp::const_(dtypes::float32, -0.0));
   }
 
-  TEST_CASE("a node's hash follows from its content: hash_of gives it before the node exists") {
-    UOpPtr a = UOp::variable("a", 0, 10), b = UOp::variable("b", 0, 20);
-    auto hash_of = [](Ops op, DType d, std::initializer_list<size_t> src, const Arg& arg) {
-      return UOp::hash_of(op, d, std::span<const size_t>(src.begin(), src.size()), arg);
-    };
-    const size_t c3 = hash_of(Ops::CONST, dtypes::index, {}, Arg(int64_t{3}));
-    CHECK(c3 == UOp::int_const(dtypes::index, 3)->hash());
-    // A chain's hashes, computed from its leaves' alone, before any of its nodes is built.
-    const size_t prod = hash_of(Ops::MUL, dtypes::index, {a->hash(), c3}, Arg{});
-    const size_t sum = hash_of(Ops::ADD, dtypes::index, {prod, b->hash()}, Arg{});
-    const size_t top = hash_of(Ops::ADD, dtypes::index, {sum, c3}, Arg{});
-    UOpPtr built = a * 3 + b + 3;
-    CHECK(built->hash() == top);
-    CHECK(built->src[0]->hash() == sum);
-    CHECK(built->src[0]->src[0]->hash() == prod);
-    // Order, op, dtype and arg all take part.
-    CHECK(hash_of(Ops::ADD, dtypes::index, {b->hash(), prod}, Arg{}) != sum);
-    CHECK(hash_of(Ops::MUL, dtypes::index, {prod, b->hash()}, Arg{}) != sum);
-    CHECK(hash_of(Ops::ADD, dtypes::int32, {prod, b->hash()}, Arg{}) != sum);
-    CHECK(hash_of(Ops::CONST, dtypes::index, {}, Arg(int64_t{4})) != c3);
-    CHECK(UOp::range(a, 0)->hash() != UOp::range(a, 1)->hash());
-    UOp::prefetch_slot(top); // a hint only: any value is safe
-    UOp::prefetch_slot(~size_t{0});
-  }
-
   TEST_CASE("args of every kind take part in identity") {
     UOpPtr c = UOp::const_(dtypes::index, int64_t{8});
     CHECK(UOp::range(c, 0) == UOp::range(c, 0));

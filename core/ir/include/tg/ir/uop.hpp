@@ -189,15 +189,7 @@ public:
   bool is_const_value(double v) const; // CONST whose value equals v numerically
 
   // Derived properties, computed once.
-  // A hash of the node's content: op, dtype, arg and its sources' hashes (not their addresses).
   size_t hash() const { return hash_; }
-  // The hash make() gives the node (op, dtype, sources whose hashes are `src_hashes`, arg),
-  // for an arg without variable bindings. A caller about to build a chain of nodes computes
-  // every hash first and prefetches their table slots (prefetch_slot): the lookups then no
-  // longer wait on one cache miss each, in turn.
-  static size_t hash_of(Ops op, DType dtype, std::span<const size_t> src_hashes, const Arg& arg);
-  // Starts fetching the node table's slot where make() first looks for a node of hash `h`.
-  static void prefetch_slot(size_t hash);
   const ConstValue& vmin() const { return vmin_; } // value range (interval analysis)
   const ConstValue& vmax() const { return vmax_; }
   // Integer bounds (most nodes' bounds are int64 already: no call for those).
