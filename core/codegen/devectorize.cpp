@@ -112,13 +112,11 @@ std::vector<Chunk> plan(const UOpPtr& index, size_t width, int64_t max_width, bo
     if (idx->op == Ops::VECTORIZE && idx->src.size() == width) {
       addr[t] = idx->src[t];
     } else if (idx->dtype.count == 1) {
-      const Key k0 = t == 0 ? split_offset(idx) : key[0];
-      if (t == 0)
-        addr[t] = idx;
-      else if (int64_t off = 0; offsets_known && !__builtin_add_overflow(k0.second, lane, &off))
-        key[t] = {k0.first, off}; // its node is built if it starts an access (address_at)
+      int64_t off = 0;
+      if (t > 0 && offsets_known && !__builtin_add_overflow(key[0].second, lane, &off))
+        key[t] = {key[0].first, off}; // its node is built if it starts an access (address_at)
       else
-        addr[t] = simplify_add_const(idx, lane);
+        addr[t] = t == 0 ? idx : simplify_add_const(idx, lane);
     } else if (idx->dtype.count == width) { // a vector address not built by VECTORIZE: its lanes
       addr[t] = simplify(gep1(idx, lane));
     } else {

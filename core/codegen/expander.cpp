@@ -180,9 +180,10 @@ private:
   std::optional<Affine> affine_uncached(const UOpPtr& u) {
     const DType dt = u->dtype;
     if (dt.is_ptr || dt.count != 1 || !dt.is_int() || dt.is_unsigned()) return std::nullopt;
-    const Axes& a = axes_.at(u.get());
-    if (a.empty()) return Affine{u, {0}};
+    // Only index arithmetic: a loaded value's lanes come from its expanded load (lanes()).
     if (!pure_.at(u.get())) return std::nullopt;
+    const Axes& a = axes_.at(u.get());
+    if (a.empty()) return Affine{u, {0}}; // every lane is the node itself, as lanes() has it
     if (u->op == Ops::RANGE) { // Upcast/Unroll (only those have axes): lane l is the value l
       std::vector<int64_t> off(static_cast<size_t>(size_of(u.get())));
       for (size_t l = 0; l < off.size(); ++l) off[l] = static_cast<int64_t>(l);
