@@ -50,7 +50,12 @@ struct LLVMIRContext {
 
   std::string tmp() { return "%t" + std::to_string(counter++); }
   int next() { return counter++; }
-  void emit(std::string_view s) { body.append("  ").append(s).push_back('\n'); }
+  // Appends the line "  " + parts... to the body.
+  template <class... Parts> void emit(const Parts&... parts) {
+    body.append("  ");
+    (body.append(std::string_view(parts)), ...);
+    body.push_back('\n');
+  }
   void place(const std::string& label) {
     body.append(label).append(":\n");
     block = label;
@@ -58,7 +63,7 @@ struct LLVMIRContext {
   // An instruction with a result: emits `%tN = text` and returns %tN.
   std::string op(std::string_view text) {
     std::string t = tmp();
-    body.append("  ").append(t).append(" = ").append(text).push_back('\n');
+    emit(t, " = ", text);
     return t;
   }
   // The name a source node was rendered as; a node used before it was rendered is a broken
