@@ -324,9 +324,10 @@ private:
   // has just read): its fields and, after the node in its block, its sources. A large input
   // graph was built long before the rewrite and is no longer in the cache, and a walk down it
   // otherwise waits on each of these lines in turn. The lines are fetched as non-temporal: a
-  // graph larger than the cache streams through it once, and on its way out it would push the
-  // node table's slots (which every node built probes) out of the last-level cache
-  // (tg_bench_rewrite: 2-5% on the symbolic and chain lines, codegen unchanged).
+  // graph larger than the cache streams through it once, and fetched normally it would push
+  // out of the last-level cache what stays hot, the node table's slots, which every node built
+  // probes (the likely reason, not one this machine's counters can show: tg_bench_rewrite's
+  // symbolic and chain lines gain 1.5-5%, codegen is unchanged).
   static void prefetch_node(const UOp& u) {
     __builtin_prefetch(&u, 0, 0); // op, dtype, where the sources are
     __builtin_prefetch(&u.fixed_under(), 0, 0);

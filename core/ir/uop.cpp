@@ -398,12 +398,13 @@ UOp::UOp(Ops op_, DType dtype_, size_t nsrc, Arg arg_, size_t hash)
 
 UOp::~UOp() {
   delete derived_.load(std::memory_order_acquire);
-  // First source first: destroy() then frees a graph's nodes in the reverse of the order
-  // graphs are built in (sources before users, left to right), and node_memory hands freed
-  // blocks back last first. A graph built again after the last one went (the next step, the
-  // next kernel) so gets its nodes laid out in memory as the first one was, in the order a
-  // rewrite walks them. Released last to first, sibling subtrees swapped places at each
-  // rebuild, and after a few rebuilds a walk over a large graph took twice as long.
+  // First source first: they go onto destroy()'s worklist in that order and come off it last
+  // first, so a graph is freed in the exact reverse of the order graphs are built in (sources
+  // before users, left to right), and node_memory hands freed blocks back last first. A graph
+  // built again after the last one went (the next step, the next kernel) so gets its nodes
+  // where the first one had them, in build order. Released last to first, sibling subtrees
+  // swapped places at each rebuild: after three rebuilds an empty-matcher walk over a
+  // 284k-node graph took 1.8 times as long.
   for (size_t i = 0; i < src.size(); ++i) source_slots()[i].~UOpPtr();
   g_live_nodes.fetch_sub(1, std::memory_order_relaxed);
 }
