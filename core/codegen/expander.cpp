@@ -252,14 +252,13 @@ private:
         for (const int64_t off : af->off) out.push_back(simplify_add_const(af->base, off));
         return lanes_.emplace(u.get(), std::move(out)).first->second;
       }
-    }
-    if (!a.empty() &&
-        (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST)) {
-      // graph_rewrite rewrites a node's sources before the node, and a node's result does not
-      // depend on where it is met, so this is simplify(substitute(u, lane digits)) without
-      // substituting and walking u's whole graph once per lane and per node that asks.
-      out = op_over_lanes(u, a, u->dtype);
-      return lanes_.emplace(u.get(), std::move(out)).first->second;
+      if (GroupOp::ALU.contains(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST) {
+        // graph_rewrite rewrites a node's sources before the node, and a node's result does not
+        // depend on where it is met, so this is simplify(substitute(u, lane digits)) without
+        // substituting and walking u's whole graph once per lane and per node that asks.
+        out = op_over_lanes(u, a, u->dtype);
+        return lanes_.emplace(u.get(), std::move(out)).first->second;
+      }
     }
     for (int64_t l = 0; l < w; ++l) {
       if (a.empty()) {
