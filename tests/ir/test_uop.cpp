@@ -336,6 +336,74 @@ TEST_SUITE("ir.uop") {
     CHECK(UOp::live_count() == before);
   }
 
+  // A table of more than about 66k nodes (64 shards of 4096 slots) takes new nodes into a small
+  // array first and moves them to the large one in batches, looked up through a filter.
+  TEST_CASE("a large table finds every node, whether it was kept, moved or dropped") {
+    const size_t before = UOp::live_count();
+    {
+      const UOpPtr x = UOp::variable("large_x", 0, 1 << 20);
+      constexpr int64_t kKept = 150000; // 300k nodes: an ADD and a CONST each
+      std::vector<UOpPtr> kept;
+      size_t found_while_growing = 0; // each node looked up just after it was entered, and later
+      for (int64_t i = 0; i < kKept; ++i) {
+        kept.push_back(x + i);
+        if (i == 0) continue;
+        found_while_growing += (x + (i - 1)).get() == kept[i - 1].get();
+        found_while_growing += (x + i / 2).get() == kept[i / 2].get();
+      }
+      CHECK(found_while_growing == 2 * (kKept - 1));
+      size_t found = 0;
+      for (int64_t i = 0; i < kKept; ++i) found += (x + i).get() == kept[i].get();
+      CHECK(found == kKept);
+      // Nodes that come and go among them: built twice while alive, the same node.
+      size_t twins = 0;
+      for (int64_t i = 0; i < kKept; ++i) {
+        const UOpPtr a = x * (i + 7), b = x * (i + 7);
+        twins += a.get() == b.get();
+      }
+      CHECK(twins == kKept);
+      // Half dropped: the other half is still found; a dropped node built again is one node.
+      for (int64_t i = 0; i < kKept; i += 2) kept[i] = nullptr;
+      size_t kept_found = 0, rebuilt_once = 0;
+      for (int64_t i = 0; i < kKept; ++i) {
+        if (i % 2 == 1) {
+          kept_found += (x + i).get() == kept[i].get();
+        } else {
+          kept[i] = x + i;
+          rebuilt_once += (x + i).get() == kept[i].get();
+        }
+      }
+      CHECK(kept_found == kKept / 2);
+      CHECK(rebuilt_once == kKept / 2);
+      CHECK(UOp::live_count() >= before + kKept); // the ADDs at least (small constants exist)
+    }
+    CHECK(UOp::live_count() == before);
+  }
+
+  TEST_CASE("interning from many threads into a large table gives one node per content") {
+    const UOpPtr y = UOp::variable("mt_large", 0, 1 << 20);
+    std::vector<UOpPtr> ballast; // keeps the table large
+    for (int64_t i = 0; i < 100000; ++i) ballast.push_back(y + i);
+    constexpr int kThreads = 4, kN = 20000;
+    std::vector<std::vector<UOpPtr>> got(kThreads);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        UOpPtr x = UOp::variable("mt2", 0, 1000);
+        for (int i = 0; i < kN; ++i) {
+          UOpPtr e = x * int64_t{i} + int64_t{i % 7};
+          if (i % 3 == 0) got[t].push_back(e); // some are kept, most die at once
+        }
+      });
+    for (auto& t : ts) t.join();
+    for (int t = 1; t < kThreads; ++t) {
+      REQUIRE(got[t].size() == got[0].size());
+      size_t same = 0;
+      for (size_t i = 0; i < got[0].size(); ++i) same += got[t][i] == got[0][i];
+      CHECK(same == got[0].size());
+    }
+  }
+
   TEST_CASE("interning from many threads gives one node per content") {
     constexpr int kThreads = 4, kN = 20000;
     std::vector<std::vector<UOpPtr>> got(kThreads);
