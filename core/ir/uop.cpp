@@ -175,14 +175,15 @@ struct UOpTable {
     size_t home(const Slot& s) const {
       return slots.size() <= (size_t{1} << 20) ? s.tag() & mask() : home(s.node()->hash_);
     }
-    // Room for `more` slots beyond count; true when the array was rebuilt larger.
+    // Room for `more` nodes beyond count, the array staying at most half full; true when it
+    // was rebuilt larger.
     bool reserve(size_t more) {
       if (2 * (count + more) <= slots.size()) return false;
       size_t n = slots.size();
       while (2 * (count + more) > n) n *= 2;
-      std::vector<Slot> old(n);
-      old.swap(slots);
-      for (const Slot& s : old)
+      std::vector<Slot> before(n);
+      before.swap(slots);
+      for (const Slot& s : before)
         if (s) place_at_home(s);
       return true;
     }
