@@ -14,6 +14,33 @@
 
 using namespace tg;
 
+namespace {
+
+// Four threads build x*i + i%7 for i < 20000 over one variable named `var` at once, each
+// keeping every third node (most die at once): every thread must get the same nodes.
+void check_one_node_per_content_from_threads(const char* var) {
+  constexpr int kThreads = 4, kN = 20000;
+  std::vector<std::vector<UOpPtr>> got(kThreads);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      UOpPtr x = UOp::variable(var, 0, 1000);
+      for (int i = 0; i < kN; ++i) {
+        UOpPtr e = x * int64_t{i} + int64_t{i % 7};
+        if (i % 3 == 0) got[t].push_back(e);
+      }
+    });
+  for (auto& t : ts) t.join();
+  for (int t = 1; t < kThreads; ++t) {
+    REQUIRE(got[t].size() == got[0].size());
+    size_t same = 0;
+    for (size_t i = 0; i < got[0].size(); ++i) same += got[t][i] == got[0][i];
+    CHECK(same == got[0].size());
+  }
+}
+
+} // namespace
+
 TEST_SUITE("ir.uop") {
   TEST_CASE("building the same node twice gives the same node") {
     UOpPtr a = UOp::variable("a", 0, 10);
@@ -384,43 +411,11 @@ TEST_SUITE("ir.uop") {
     const UOpPtr y = UOp::variable("mt_large", 0, 1 << 20);
     std::vector<UOpPtr> ballast; // keeps the table large
     for (int64_t i = 0; i < 100000; ++i) ballast.push_back(y + i);
-    constexpr int kThreads = 4, kN = 20000;
-    std::vector<std::vector<UOpPtr>> got(kThreads);
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        UOpPtr x = UOp::variable("mt2", 0, 1000);
-        for (int i = 0; i < kN; ++i) {
-          UOpPtr e = x * int64_t{i} + int64_t{i % 7};
-          if (i % 3 == 0) got[t].push_back(e); // some are kept, most die at once
-        }
-      });
-    for (auto& t : ts) t.join();
-    for (int t = 1; t < kThreads; ++t) {
-      REQUIRE(got[t].size() == got[0].size());
-      size_t same = 0;
-      for (size_t i = 0; i < got[0].size(); ++i) same += got[t][i] == got[0][i];
-      CHECK(same == got[0].size());
-    }
+    check_one_node_per_content_from_threads("mt2");
   }
 
   TEST_CASE("interning from many threads gives one node per content") {
-    constexpr int kThreads = 4, kN = 20000;
-    std::vector<std::vector<UOpPtr>> got(kThreads);
-    std::vector<std::thread> ts;
-    for (int t = 0; t < kThreads; ++t)
-      ts.emplace_back([&, t] {
-        UOpPtr x = UOp::variable("mt", 0, 1000);
-        for (int i = 0; i < kN; ++i) {
-          UOpPtr e = x * int64_t{i} + int64_t{i % 7};
-          if (i % 3 == 0) got[t].push_back(e); // some are kept, most die at once
-        }
-      });
-    for (auto& t : ts) t.join();
-    for (int t = 1; t < kThreads; ++t) {
-      REQUIRE(got[t].size() == got[0].size());
-      for (size_t i = 0; i < got[0].size(); ++i) CHECK(got[t][i] == got[0][i]);
-    }
+    check_one_node_per_content_from_threads("mt");
   }
 }
 
