@@ -190,7 +190,7 @@ void LaunchReplay::replay(const std::vector<std::shared_ptr<Buffer>>& inputs, co
     if (!l.runner) {
       std::vector<std::shared_ptr<Buffer>> bufs = l.bufs;
       for (auto [slot, k] : l.input_slots) bufs[slot] = inputs[k];
-      copy_through_host(*bufs[0], *bufs[1]);
+      copy_buffer(*bufs[0], *bufs[1]);
       continue;
     }
     std::vector<DevicePtr> ptrs = l.ptrs;

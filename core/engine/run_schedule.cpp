@@ -1,4 +1,4 @@
-// Running a schedule: kernels through cached CompiledRunners, copies through the host, each
+// Running a schedule: kernels through cached CompiledRunners, copies by copy_buffer, each
 // launch offered to the thread's launch capture (TinyJit's recording).
 #include <algorithm>
 #include <set>
@@ -44,12 +44,6 @@ void release_intermediates(const std::vector<ScheduleItem>& items) {
 
 } // namespace
 
-void copy_through_host(Buffer& dst, Buffer& src) {
-  std::vector<uint8_t> host(src.nbytes());
-  src.copy_out(host.data(), host.size());
-  dst.copy_in(host.data(), std::min(host.size(), dst.nbytes()));
-}
-
 void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_vals) {
   if (items.empty()) return;
   LaunchTotal total;
@@ -57,7 +51,7 @@ void run_schedule(const std::vector<ScheduleItem>& items, const VarVals& var_val
   for (const ScheduleItem& item : items) {
     if (item.kind == ScheduleItem::Kind::Copy) {
       engine_detail::capture_launch({nullptr, item.bufs});
-      copy_through_host(*item.bufs.at(0), *item.bufs.at(1));
+      copy_buffer(*item.bufs.at(0), *item.bufs.at(1));
       continue;
     }
     std::shared_ptr<CompiledRunner> runner = runner_for(item.device, item.ast, item.bufs, var_vals);

@@ -104,6 +104,7 @@ public:
   std::vector<std::string> renderers() const override { return inner_->renderers(); }
   Renderer& renderer(const std::string& name) override {
     Renderer& r = inner_->renderer(name);
+    if (minor_ >= 3) return r; // RendererCaps is as 1.3 laid it out
     std::lock_guard lock(mu_);
     auto& wrapped = renderers_[&r];
     if (!wrapped) wrapped = std::make_unique<OlderRenderer>(r, minor_);
@@ -123,6 +124,8 @@ public:
   // 1.1's virtuals: asked of a 1.1 device, Device's defaults (1.0's behaviour) for a 1.0 one.
   bool host_visible() const override { return minor_ >= 1 && inner_->host_visible(); }
   std::string arch() const override { return minor_ >= 1 ? inner_->arch() : std::string(); }
+  // 1.4's: an older device has no device-to-device copy, so the core copies through the host.
+  bool copy_from(DevicePtr, Device&, DevicePtr, size_t) override { return false; }
 
 private:
   std::shared_ptr<Device> inner_;

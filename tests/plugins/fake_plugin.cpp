@@ -1,6 +1,8 @@
 // One source for the test plugins. Each test plugin compiles it with a few FAKE_* macros that
 // break exactly one thing the loader checks; without them it is a working plugin serving the
 // device named in its manifest with one renderer, TEXT.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -15,6 +17,23 @@ extern "C" int tg_test_dep_value(); // in libtgtest_dep.so, which is not shipped
 
 namespace {
 
+#ifdef FAKE_MEMORY
+// Memory that holds what is copied in (host memory the core is not told about: the device is
+// not host-visible), for the copy tests.
+class FakeAllocator final : public tg::Allocator {
+public:
+  tg::DevicePtr alloc(size_t bytes) override {
+    return reinterpret_cast<tg::DevicePtr>(new uint8_t[std::max<size_t>(bytes, 1)]);
+  }
+  void free(tg::DevicePtr p, size_t) override { delete[] reinterpret_cast<uint8_t*>(p); }
+  void copy_in(tg::DevicePtr dst, const void* src, size_t bytes) override {
+    std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  }
+  void copy_out(void* dst, tg::DevicePtr src, size_t bytes) override {
+    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  }
+};
+#else
 class FakeAllocator final : public tg::Allocator {
 public:
   tg::DevicePtr alloc(size_t bytes) override { return next_ += bytes + 64; }
@@ -25,6 +44,7 @@ public:
 private:
   tg::DevicePtr next_ = 0x1000;
 };
+#endif
 
 class FakeRenderer final : public tg::Renderer {
 public:
@@ -96,6 +116,18 @@ public:
     return std::make_shared<FakeProgram>();
   }
   tg::Queue& queue() override { return queue_; }
+#if defined(FAKE_MEMORY) && defined(FAKE_ABI_1_3)
+  // A 1.3 binary has no copy_from: were the core to call this one, it would report a copy
+  // that never happened, and the copied data would be wrong.
+  bool copy_from(tg::DevicePtr, tg::Device&, tg::DevicePtr, size_t) override { return true; }
+#elif defined(FAKE_MEMORY)
+  // Between devices of this plugin.
+  bool copy_from(tg::DevicePtr dst, tg::Device& from, tg::DevicePtr src, size_t bytes) override {
+    if (dynamic_cast<FakeDevice*>(&from) == nullptr) return false;
+    std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    return true;
+  }
+#endif
 
 private:
   std::string name_;
@@ -161,6 +193,8 @@ constexpr uint32_t kAbiMinor = 0;
 constexpr uint32_t kAbiMinor = 1;
 #elif defined(FAKE_ABI_1_2)
 constexpr uint32_t kAbiMinor = 2;
+#elif defined(FAKE_ABI_1_3)
+constexpr uint32_t kAbiMinor = 3;
 #else
 constexpr uint32_t kAbiMinor = TG_PLUGIN_ABI_MINOR;
 #endif

@@ -1,6 +1,7 @@
 // The ABI's seams: DEV's ARCH reaches the plugin's create() (1.1), 1.0 and 1.1 plugins still
 // load (served through the adapter), whether host memory is borrowed is the device's answer
-// (1.1), and a renderer's vector width reaches codegen (1.2).
+// (1.1), a renderer's vector width reaches codegen (1.2), and an older plugin is not asked for
+// 1.4's device-to-device copy.
 #include <doctest/doctest.h>
 
 #include "plugin_test_util.hpp"
@@ -106,6 +107,19 @@ TEST_SUITE("plugins.abi") {
     CHECK(caps.vector_lanes == 8); // 1.2's own field
     // 1.3's field is the default, not what lies past the end of a 1.2 caps struct.
     CHECK(!caps.has_dot4);
+  }
+
+  TEST_CASE("a plugin built against ABI 1.3 still loads: its caps are read as they are") {
+    DeviceRegistry reg(false);
+    reg.add_search_path(case_dir("abi13"));
+    std::vector<PluginInfo> found = reg.plugins();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].abi.rfind("1.3 ", 0) == 0);
+    std::shared_ptr<Device> d = reg.open("ABI13");
+    CHECK(d->renderer("TEXT").caps().vector_lanes == 8);
+    // 1.4's copy_from is not asked of it (plugins.copy shows the copy going through the host).
+    std::shared_ptr<Device> other = reg.open("ABI13:1");
+    CHECK_FALSE(d->copy_from(0, *other, 0, 16));
   }
 
   TEST_CASE("a current plugin's vector_lanes reaches the core unchanged") {

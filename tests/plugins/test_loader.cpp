@@ -26,7 +26,7 @@ TEST_SUITE("plugins.loader") {
     CHECK(found[0].devices == std::vector<std::string>{"TESTDEV"});
     CHECK(found[0].renderers == std::vector<std::string>{"TEXT"});
     CHECK(found[0].priority == 5);
-    CHECK(found[0].abi == "1.3");
+    CHECK(found[0].abi == "1.4");
     CHECK(found[0].library_path == fs::path(case_lib("good", "testdev")));
     CHECK(dlopen(case_lib("good", "testdev").c_str(), RTLD_NOW | RTLD_NOLOAD) == nullptr);
   }
@@ -38,7 +38,7 @@ TEST_SUITE("plugins.loader") {
     REQUIRE(found.size() == 1);
     CHECK(found[0].state == PluginState::available);
     CHECK(found[0].reason.empty());
-    CHECK(found[0].abi == std::string("1.3 ") + TG_PLUGIN_ABI_TAG);
+    CHECK(found[0].abi == std::string("1.4 ") + TG_PLUGIN_ABI_TAG);
     CHECK(reg.available_devices() == std::vector<std::string>{"TESTDEV"});
     std::shared_ptr<Device> dev = reg.open("testdev");
     REQUIRE(dev);

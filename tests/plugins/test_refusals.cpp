@@ -58,22 +58,22 @@ TEST_SUITE("plugins.refusals") {
     PluginInfo p = load_case("abimajor");
     CHECK(p.state == PluginState::refused);
     CHECK(starts_with(p.reason, case_lib("abimajor", "abimajor") +
-                                    ": plugin ABI 2.3 has a different major version than the "
-                                    "core's 1.3; rebuild the plugin against this tg ("));
+                                    ": plugin ABI 2.4 has a different major version than the "
+                                    "core's 1.4; rebuild the plugin against this tg ("));
   }
 
   TEST_CASE("ABI minor newer than the core's") {
     PluginInfo p = load_case("abiminor");
     CHECK(p.state == PluginState::refused);
     CHECK(starts_with(p.reason, case_lib("abiminor", "abiminor") +
-                                    ": plugin ABI 1.4 is newer than the core's 1.3; upgrade tg or "
+                                    ": plugin ABI 1.5 is newer than the core's 1.4; upgrade tg or "
                                     "rebuild the plugin against this tg ("));
   }
 
   TEST_CASE("ABI tag differs") {
     PluginInfo p = load_case("abitag");
     CHECK(p.state == PluginState::refused);
-    CHECK(p.abi == "1.3 clang99/libc++/debug");
+    CHECK(p.abi == "1.4 clang99/libc++/debug");
     CHECK(p.reason == case_lib("abitag", "abitag") +
                           ": plugin ABI tag 'clang99/libc++/debug' differs from the core's '" +
                           TG_PLUGIN_ABI_TAG +

@@ -19,6 +19,10 @@
 // ABI 1.3 (minor 3) appends Ops::DOT4 (tg/ir/ops.hpp) and RendererCaps::has_dot4 (whether the
 // renderer spells it). A 1.2 plugin's renderers are served through the adapter, which answers
 // has_dot4 with false, so codegen decomposes DOT4 before such a renderer sees it.
+//
+// ABI 1.4 (minor 4) appends Device::copy_from (a copy between two buffers of one plugin's
+// devices without the host). A 1.3 plugin's devices are served through the adapter, which
+// answers that they cannot, so the core copies through the host as before.
 #include <cstddef>
 #include <cstdint>
 
@@ -82,7 +86,7 @@ typedef const tg_plugin_info_v1* (*tg_plugin_query_v1_fn)();
 
 #define TG_PLUGIN_MAGIC 0x31505447u // "TGP1"
 #define TG_PLUGIN_ABI_MAJOR 1u
-#define TG_PLUGIN_ABI_MINOR 3u
+#define TG_PLUGIN_ABI_MINOR 4u
 // The handshake of ABI 1.0 ends before create_arch: the smallest struct the loader accepts.
 #define TG_PLUGIN_INFO_V1_0_SIZE 64u
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"

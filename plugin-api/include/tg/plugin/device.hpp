@@ -177,6 +177,16 @@ public:
   virtual bool host_visible() const { return false; }
   // The architecture the device was created for (DEV=DEVICE:RENDERER:ARCH), "" for its default.
   virtual std::string arch() const { return ""; }
+
+  // ABI 1.4 (appended; a 1.3 plugin's devices answer false through the adapter).
+  // Copies `bytes` from `src` on `from` into `dst` on this device without staging them in host
+  // memory: within the device, or between two devices of this plugin (peer to peer where the
+  // hardware allows). The core has waited for both devices' queues before it calls, and the
+  // copy is complete when this returns. False, having copied nothing, when this device cannot
+  // reach `from` (a device of another plugin): the core then copies through the host.
+  virtual bool copy_from(DevicePtr /*dst*/, Device& /*from*/, DevicePtr /*src*/, size_t /*bytes*/) {
+    return false;
+  }
 };
 
 } // namespace tg
