@@ -109,6 +109,9 @@ step demo_cuda 60 env DEV=CUDA "${TINYRUN}" demo
 step debug4_source 30 bash -c "DEV=CUDA DEBUG=4 '${TINYRUN}' demo | grep -m1 -A3 'extern \"C\" __global__'"
 step debug7_sass 30 bash -c "DEV=CUDA DEBUG=7 '${TINYRUN}' demo | grep -m3 -E 'SASS|\\.text\\.|LDG|STG'"
 step ptx_renderer 30 env DEV=CUDA:PTX "${TINYRUN}" demo
+# Copies: host memory read and written in place, CUDA to CUDA on the GPU (DEBUG=2 names each
+# copy's route).
+step copy_routes 30 env DEBUG=2 "${BUILD}/tests/tg_tests_cuda" --test-suite=cuda.copy
 
 step mnist_cuda 90 env DEV=CUDA "${TINYRUN}" mnist train --steps 20
 step mnist_bench_cuda 90 env DEV=CUDA "${TINYRUN}" mnist bench --steps 20

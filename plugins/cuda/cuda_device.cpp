@@ -370,6 +370,20 @@ CudaDevice::CudaDevice(std::string name, int index, std::optional<Arch> arch)
 
 CudaDevice::~CudaDevice() = default;
 
+bool CudaDevice::copy_from(DevicePtr dst, Device& from, DevicePtr src, size_t bytes) {
+  const auto* other = dynamic_cast<const CudaDevice*>(&from);
+  if (other == nullptr) return false;
+  gpu_->make_current();
+  const CUstream stream = queue_->stream();
+  if (other->gpu_->context == gpu_->context)
+    check(driver().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream), "cuMemcpyDtoD on " + gpu_->name);
+  else
+    check(driver().cuMemcpyPeerAsync(dst, gpu_->context, src, other->gpu_->context, bytes, stream),
+          "cuMemcpyPeer from " + other->gpu_->name + " to " + gpu_->name);
+  check(driver().cuStreamSynchronize(stream), "copy to " + gpu_->name);
+  return true;
+}
+
 Renderer& CudaDevice::renderer(const std::string& name) {
   if (name == "CUDA") return *renderer_;
   if (name == "PTX") return *ptx_renderer_;

@@ -1,9 +1,10 @@
 #pragma once
 // The CUDA device: one per GPU (CUDA, CUDA:1, ...), on the GPU's primary context, with one
 // stream as its in-order queue. Memory comes from cuMemAlloc; host copies go through a pinned
-// staging buffer; the queue's timeline is a list of recorded events (timestamps are events with
-// timing, measured from one recorded when the queue was made); programs are modules loaded
-// from cubins (or PTX the driver compiles); graphs are CUDA graphs.
+// staging buffer and copies between CUDA devices stay on the GPUs; the queue's timeline is a
+// list of recorded events (timestamps are events with timing, measured from one recorded when
+// the queue was made); programs are modules loaded from cubins (or PTX the driver compiles);
+// graphs are CUDA graphs.
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -143,6 +144,10 @@ public:
   Queue& queue() override { return *queue_; }
   std::shared_ptr<Graph> graph(std::vector<GraphLaunch> launches) override;
   std::string arch() const override { return explicit_arch_ ? arch_.sm() : ""; }
+  // From another CUDA device's memory: on one GPU by its copy engine, between two GPUs by the
+  // driver's peer copy (direct where peer access was enabled at creation, else staged by the
+  // driver). False for any other plugin's device.
+  bool copy_from(DevicePtr dst, Device& from, DevicePtr src, size_t bytes) override;
   const Gpu& gpu() const { return *gpu_; }
 
 private:

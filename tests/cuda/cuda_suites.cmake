@@ -1,7 +1,8 @@
 # The cuda plugin without a GPU (label cuda): the renderer and compiler (NVRTC to PTX, ptxas to
 # SASS) over the codegen suites' kernels and tensor programs' kernels, and the probe's refusals
-# with fake drivers. Included from tests/CMakeLists.txt when the plugin is built. Where the
-# toolkit is absent the compile tests report "skipped" with the reason.
+# with fake drivers; on a GPU (skipped without one), the copy routes. Included from
+# tests/CMakeLists.txt when the plugin is built. Where the toolkit is absent the compile tests
+# report "skipped" with the reason.
 
 tg_add_test_exe(tg_tests_cuda ${CMAKE_CURRENT_SOURCE_DIR}/cuda/test_*.cpp
                 ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.cpp)
@@ -9,7 +10,7 @@ target_link_libraries(tg_tests_cuda PRIVATE tg_cuda_impl tg_cpu_impl)
 add_dependencies(tg_tests_cuda tg-cpu tg-cuda)
 
 set(tg_no_cuda_toolkit_regex "cuda test skipped: ")
-foreach(suite renderer tensor_corpus)
+foreach(suite renderer tensor_corpus copy)
   tg_add_suite(EXE tg_tests_cuda SUITE cuda.${suite} LABELS cuda)
   set_tests_properties(cuda.${suite} PROPERTIES SKIP_REGULAR_EXPRESSION "${tg_no_cuda_toolkit_regex}")
 endforeach()
