@@ -6,17 +6,22 @@
 //   gemm  1024x1024 float32 matmul: GFLOP/s, vs cblas_sgemm
 //   sum   16M float32, split in two kernels as the scheduler splits it (256 partial sums of
 //         65,536, then their sum): GB/s over the 64 MiB read, vs cblas_sasum
+//   copy  64 MiB between the CPU and the device both ways (copy_buffer, and through a host
+//         buffer as when neither side is host-visible), vs a host memcpy
 // POCL runs OpenCL on these same CPU cores, so the ratio to OpenBLAS measures the kernels.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "tg/buffer.hpp"
 #include "tg/codegen.hpp"
 #include "tg/codegen_opt.hpp"
 #include "tg/device_registry.hpp"
+#include "tg/realize.hpp"
 #ifdef TG_HAVE_OPENBLAS
 #include "openblas_anchor.hpp"
 #endif
@@ -190,6 +195,44 @@ void sum_bench(Device& dev, const std::string& renderer, const RendererCaps& cap
   al.free(bufs[2], sizeof(float));
 }
 
+// 64 MiB between the host's CPU device and `spec` both ways by copy_buffer (straight from or
+// into the CPU buffer's memory), beside the same copy through a host buffer (copy_out, then
+// copy_in: the route when neither side is host-visible) and a host memcpy of 64 MiB.
+void copy_bench(const std::string& spec) {
+  constexpr int64_t n = int64_t{16} << 20; // float32: 64 MiB
+  constexpr size_t bytes = size_t{64} << 20;
+  Buffer cpu("CPU", dtypes::float32, n), dev(spec, dtypes::float32, n);
+  std::vector<float> host(static_cast<size_t>(n), 1.0f), scratch(static_cast<size_t>(n));
+  cpu.copy_in(host.data(), bytes);
+  dev.ptr();
+  const auto best = [](auto&& fn) {
+    double t = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      const auto t0 = Clock::now();
+      fn();
+      t = std::min(t, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    return t;
+  };
+  const auto line = [&](const char* what, double t) {
+    std::printf("  %-44s %9.2f ms %8.2f GB/s\n", what, t * 1e3, bytes / t * 1e-9);
+  };
+  std::printf("copy 64 MiB, best of 5:\n");
+  line("CPU -> device, copy_buffer (from host memory)", best([&] { copy_buffer(dev, cpu); }));
+  line("CPU -> device, through a host buffer", best([&] {
+         std::vector<uint8_t> staged(bytes);
+         cpu.copy_out(staged.data(), bytes);
+         dev.copy_in(staged.data(), bytes);
+       }));
+  line("device -> CPU, copy_buffer (into host memory)", best([&] { copy_buffer(cpu, dev); }));
+  line("device -> CPU, through a host buffer", best([&] {
+         std::vector<uint8_t> staged(bytes);
+         dev.copy_out(staged.data(), bytes);
+         cpu.copy_in(staged.data(), bytes);
+       }));
+  line("host memcpy (anchor)", best([&] { std::memcpy(scratch.data(), host.data(), bytes); }));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -206,6 +249,7 @@ int main(int argc, char** argv) {
                 spec.c_str(), renderer.c_str());
     gemm_bench(*dev, renderer, caps);
     sum_bench(*dev, renderer, caps);
+    copy_bench(spec);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tg_bench_cl: %s\n", e.what());
     return 1;
