@@ -58,6 +58,9 @@ public:
     caps_.vector_lanes = 8;
     // A 1.2 binary's caps end before has_dot4: the core must not read it.
     caps_.has_dot4 = true;
+#elif defined(FAKE_ABI_1_3)
+    caps_.vector_lanes = 8;
+    caps_.has_dot4 = true; // a 1.3 binary has the field: the core reads it
 #else
     caps_.vector_lanes = 8;
 #endif
